@@ -1,0 +1,156 @@
+import { ExitCode, MamError, errorMessage } from '../core/base/errors';
+import type { Logger } from '../core/base/log';
+import { printable } from '../core/base/ids';
+import { ControlPlane } from '../core/controlPlane';
+import { findWorkspace } from '../core/config/workspace';
+import { resolveConfig, type ResolvedConfig } from '../core/config/settings';
+import { GLOBAL_OPTIONS, parseCommandArgs, type OptionSpec } from './args';
+import type { CliIo, Command, CommandContext } from './command';
+import { COMMANDS, GROUPS } from './commands';
+import { version } from '../../package.json';
+
+/** Runs one `mam` invocation and resolves with its exit code. Never calls process.exit. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (err) {
+    if (err instanceof MamError) {
+      io.stderr(`mam: ${oneLine(err.message)}\n`);
+      return err.exitCode;
+    }
+    io.stderr(`mam: internal error: ${oneLine(errorMessage(err))}\n`);
+    if (io.env.MAM_DEBUG) io.stderr(`${(err as Error).stack ?? ''}\n`);
+    return ExitCode.internal;
+  }
+}
+
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+  const [first, second] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    io.stdout(mainHelp());
+    return first === undefined ? ExitCode.usage : ExitCode.ok;
+  }
+  if (first === '--version' || first === '-V') {
+    io.stdout(`${version}\n`);
+    return ExitCode.ok;
+  }
+  const group = GROUPS.find((g) => g.name === first);
+  let command = COMMANDS.find((c) => c.path.length === 1 && c.path[0] === first);
+  let rest = argv.slice(1);
+  if (group && !command) {
+    if (second === undefined || second === '--help' || second === '-h') {
+      io.stdout(groupHelp(group.name));
+      return second === undefined ? ExitCode.usage : ExitCode.ok;
+    }
+    command = COMMANDS.find((c) => c.path[0] === first && c.path[1] === second);
+    if (!command) throw new MamError(`unknown command 'mam ${first} ${printable(second, 40)}'; see 'mam ${first} --help'`, 'usage', ExitCode.usage);
+    rest = argv.slice(2);
+  }
+  if (!command) throw new MamError(`unknown command '${printable(first, 40)}'; see 'mam --help'`, 'usage', ExitCode.usage);
+
+  const name = command.path.join(' ');
+  const args = parseCommandArgs(name, rest, command.options ?? {}, command.positionals ?? []);
+  if (args.options.help) {
+    io.stdout(commandHelp(command));
+    return ExitCode.ok;
+  }
+  return command.run(makeContext(args, io));
+}
+
+function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
+  const logger = stderrLogger(io);
+  let workspace: string | undefined;
+  let config: ResolvedConfig | undefined;
+  let controlPlane: ControlPlane | undefined;
+  const ctx: CommandContext = {
+    args,
+    io,
+    logger,
+    out: (line = '') => io.stdout(`${line}\n`),
+    json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
+    workspace: () => (workspace ??= findWorkspace({ flag: args.options.workspace as string | undefined, env: io.env, cwd: io.cwd }).root),
+    config: () => (config ??= resolveConfig({ workspace: ctx.workspace(), env: io.env })),
+    // Resolving the settings first means a malformed .mam.env is reported before anything is touched.
+    controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
+  };
+  return ctx;
+}
+
+function stderrLogger(io: CliIo): Logger {
+  const debug = Boolean(io.env.MAM_DEBUG);
+  return {
+    debug: (m) => debug && io.stderr(`mam: debug: ${oneLine(m)}\n`),
+    info: (m) => debug && io.stderr(`mam: ${oneLine(m)}\n`),
+    warn: (m) => io.stderr(`mam: warning: ${oneLine(m)}\n`),
+    error: (m) => io.stderr(`mam: error: ${oneLine(m)}\n`),
+  };
+}
+
+function mainHelp(): string {
+  const lines = [
+    `mam ${version} — Multi-Agent Mux: a team of terminal coding agents as resumable sessions, with tracked jobs`,
+    '',
+    'Usage: mam <command> [options]',
+    '',
+    'Commands:',
+  ];
+  const entries: Array<[string, string]> = [
+    ...GROUPS.map((g): [string, string] => [g.name, g.summary]),
+    ...COMMANDS.filter((c) => c.path.length === 1).map((c): [string, string] => [c.path[0]!, c.summary]),
+  ];
+  const width = Math.max(...entries.map(([n]) => n.length));
+  for (const [n, s] of entries) lines.push(`  ${n.padEnd(width)}  ${s}`);
+  lines.push('', 'Options:', '  --version   print the version', '  --help      show help (also after any command)', '');
+  lines.push("Run 'mam <command> --help' for a command's options.", '');
+  return lines.join('\n');
+}
+
+function groupHelp(groupName: string): string {
+  const group = GROUPS.find((g) => g.name === groupName)!;
+  const members = COMMANDS.filter((c) => c.path[0] === groupName && c.path.length === 2);
+  const width = Math.max(...members.map((c) => c.path[1]!.length));
+  return [
+    `mam ${groupName} — ${group.summary}`,
+    '',
+    `Usage: mam ${groupName} <command> [options]`,
+    '',
+    'Commands:',
+    ...members.map((c) => `  ${c.path[1]!.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run 'mam ${groupName} <command> --help' for a command's options.`,
+    '',
+  ].join('\n');
+}
+
+export function commandHelp(command: Command): string {
+  const options: Record<string, OptionSpec> = { ...(command.options ?? {}), ...GLOBAL_OPTIONS };
+  const positionals = command.positionals ?? [];
+  const usage = [
+    'mam',
+    ...command.path,
+    ...positionals.map((p) => (p.required ? p.name.toUpperCase() : `[${p.name.toUpperCase()}]`)),
+    ...Object.entries(command.options ?? {}).filter(([, o]) => o.required).map(([n, o]) => `--${n} ${o.value ?? 'VALUE'}`),
+    Object.values(command.options ?? {}).some((o) => !o.required) ? '[options]' : '',
+  ].filter(Boolean).join(' ');
+  const rows: Array<[string, string]> = [
+    ...positionals.map((p): [string, string] => [p.name.toUpperCase(), p.description]),
+    ...Object.entries(options).map(([n, o]): [string, string] => [
+      `${o.short ? `-${o.short}, ` : ''}--${n}${o.kind === 'boolean' ? '' : ` ${o.value ?? (o.kind === 'seconds' ? 'S' : o.kind === 'count' ? 'N' : 'VALUE')}`}`,
+      o.description,
+    ]),
+  ];
+  const width = Math.max(...rows.map(([n]) => n.length));
+  return [
+    `mam ${command.path.join(' ')} — ${command.summary}`,
+    '',
+    `Usage: ${usage}`,
+    '',
+    ...rows.map(([n, d]) => `  ${n.padEnd(width)}  ${d}`),
+    ...(command.details ? ['', command.details.trimEnd()] : []),
+    '',
+  ].join('\n');
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -1,0 +1,135 @@
+import { UsageError } from '../../core/base/errors';
+import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
+import type { AuditEntry } from '../../core/store/auditLog';
+import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { dash, since, table } from '../output';
+
+const JOB_ID = [{ name: 'job', description: 'the job ID (or use --job)' }] as const;
+const JOB_OPTION = { job: { kind: 'string' as const, value: 'ID', description: 'the job ID' } };
+
+function jobIdArg(ctx: CommandContext): string {
+  const id = (ctx.args.options.job as string | undefined) ?? ctx.args.positionals[0];
+  if (id === undefined) throw new UsageError(`a job ID is required (mam job ${ctx.args.positionals.length ? '' : '… '}ID or --job ID)`);
+  if (ctx.args.options.job !== undefined && ctx.args.positionals[0] !== undefined && ctx.args.positionals[0] !== id) {
+    throw new UsageError('give the job ID once: either as an argument or with --job');
+  }
+  return id;
+}
+
+const list: Command = {
+  path: ['job', 'list'],
+  summary: 'list jobs, newest first',
+  options: {
+    ...JSON_OPTION,
+    state: { kind: 'string', value: 'STATE', description: `only jobs in this state (${JOB_STATES.join(', ')})` },
+    session: { kind: 'string', value: 'NAME', description: 'only jobs for this session' },
+  },
+  async run(ctx) {
+    const state = ctx.args.options.state as string | undefined;
+    if (state !== undefined && !(JOB_STATES as readonly string[]).includes(state)) {
+      throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}`);
+    }
+    const session = ctx.args.options.session as string | undefined;
+    const { jobs, unreadable } = ctx.controlPlane().jobs.list();
+    for (const u of unreadable) ctx.logger.warn(`skipped .mam/jobs/${u.file}: ${u.why}`);
+    const shown = jobs.filter((j) => (state === undefined || j.state === (state as JobState)) && (session === undefined || sessionName(j.session) === session));
+    if (ctx.args.options.json) {
+      ctx.json(shown);
+      return 0;
+    }
+    if (shown.length === 0) {
+      ctx.out(jobs.length === 0 ? 'No jobs in this workspace.' : 'No jobs match.');
+      return 0;
+    }
+    for (const line of table(shown, [
+      ['ID', (j) => j.id],
+      ['SESSION', (j) => j.session],
+      ['TYPE', (j) => j.type],
+      ['STATE', (j) => j.state],
+      ['REASON', (j) => dash(j.reason)],
+      ['AGE', (j) => since(j.created_at)],
+      ['DETAIL', (j) => truncate(dash(j.detail), 60)],
+    ])) {
+      ctx.out(line);
+    }
+    return 0;
+  },
+};
+
+const status: Command = {
+  path: ['job', 'status'],
+  summary: "show one job's record and latest status",
+  options: { ...JSON_OPTION, ...JOB_OPTION },
+  positionals: JOB_ID,
+  async run(ctx) {
+    const id = jobIdArg(ctx);
+    const cp = ctx.controlPlane();
+    const job = cp.jobs.require(id);
+    const audit = cp.audit.readEntries(id);
+    if (ctx.args.options.json) {
+      ctx.json({ job, status: cp.audit.readStatus(id) ?? null, events: audit.entries.filter((e) => e.type === 'event').length });
+      return 0;
+    }
+    const rows: Array<[string, unknown]> = [
+      ['job', job.id],
+      ['session', job.session],
+      ['type', job.type],
+      ['role', job.role],
+      ['state', job.state],
+      ['reason', job.reason],
+      ['created', `${job.created_at} (${since(job.created_at)} ago)`],
+      ['updated', `${job.updated_at} (${since(job.updated_at)} ago)`],
+      ['last seq', job.seq],
+      ['parent job', job.parent_job],
+      ['detail', job.detail],
+      ['events', audit.entries.filter((e) => e.type === 'event').length],
+    ];
+    for (const [k, v] of rows) ctx.out(`${k.padEnd(10)}  ${dash(v)}`);
+    return 0;
+  },
+};
+
+const logs: Command = {
+  path: ['job', 'logs'],
+  summary: "print a job's audit log: every accepted event and state transition",
+  options: { ...JSON_OPTION, ...JOB_OPTION },
+  positionals: JOB_ID,
+  async run(ctx) {
+    const id = jobIdArg(ctx);
+    const cp = ctx.controlPlane();
+    cp.jobs.require(id);
+    const { entries, badLines } = cp.audit.readEntries(id);
+    if (badLines > 0) ctx.logger.warn(`${badLines} unreadable line(s) in the audit log of ${id}`);
+    if (ctx.args.options.json) {
+      ctx.json(entries);
+      return 0;
+    }
+    if (entries.length === 0) ctx.out(`No events logged for ${id} yet.`);
+    for (const e of entries) ctx.out(formatEntry(e));
+    return 0;
+  },
+};
+
+export function formatEntry(e: AuditEntry): string {
+  switch (e.type) {
+    case 'event':
+      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}`;
+    case 'transition':
+      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}`;
+    case 'note':
+      return `${e.at}  note                ${e.note}`;
+    default:
+      return JSON.stringify(e);
+  }
+}
+
+function sessionName(target: string): string {
+  const colon = target.indexOf(':');
+  return colon >= 0 ? target.slice(colon + 1) : target;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export const jobCommands: readonly Command[] = [list, status, logs];

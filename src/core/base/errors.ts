@@ -1,0 +1,81 @@
+/**
+ * Exit statuses of the `mam` CLI (SPEC §5). Every error the core throws on purpose is a MamError
+ * carrying one of these, so the CLI maps errors to exits in one place.
+ */
+export const ExitCode = {
+  ok: 0,
+  /** The job failed, or no `started` arrived within T. */
+  failed: 1,
+  /** deadline_timeout or wall_clock_timeout. */
+  timeout: 2,
+  /** The broker is unusable and no terminal state is on disk. */
+  brokerUnusable: 3,
+  /** The prompt was not delivered (busy, target not found, record claimed by another attempt). */
+  notDelivered: 5,
+  /** `session create --onboard`: the onboarding job failed. */
+  onboardFailed: 44,
+  /** `session create --onboard`: the onboarding job did not finish in time. */
+  onboardTimeout: 45,
+  /** Bad flags or input. */
+  usage: 64,
+  /** An internal error: a bug, or the machine refused something we could not anticipate. */
+  internal: 70,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** An error a user can act on. `message` is one line; `code` is a stable machine-readable name. */
+export class MamError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flags, bad names, bad values: nothing was changed. Exit 64. */
+export class UsageError extends MamError {
+  constructor(message: string, code = 'usage') {
+    super(message, code, ExitCode.usage);
+  }
+}
+
+/** A configuration file or setting is malformed. Exit 64. */
+export class ConfigError extends MamError {
+  constructor(message: string) {
+    super(message, 'config', ExitCode.usage);
+  }
+}
+
+/** The control plane on disk cannot be read and cannot be repaired automatically. Exit 64. */
+export class CorruptStoreError extends MamError {
+  constructor(message: string) {
+    super(message, 'corrupt_store', ExitCode.usage);
+  }
+}
+
+/** A lock could not be taken within its bound. */
+export class LockTimeoutError extends MamError {
+  constructor(message: string) {
+    super(message, 'lock_timeout', ExitCode.internal);
+  }
+}
+
+/** A record failed schema validation. The message names the record and the field. */
+export class ValidationError extends MamError {
+  constructor(message: string) {
+    super(message, 'invalid', ExitCode.usage);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export function isErrnoException(err: unknown, code?: string): err is NodeJS.ErrnoException {
+  return err instanceof Error && 'code' in err && (code === undefined || (err as NodeJS.ErrnoException).code === code);
+}

@@ -1,0 +1,54 @@
+import { execa } from 'execa';
+
+export interface ExecOptions {
+  cwd?: string;
+  /** Extra environment, merged over process.env. */
+  env?: Record<string, string | undefined>;
+  /** Text written to the child's stdin. */
+  input?: string;
+  timeoutMs?: number;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Thrown when a program cannot be started at all (not installed, not executable). */
+export class ProgramNotFoundError extends Error {
+  constructor(readonly file: string) {
+    super(`${file} is not installed or not on PATH`);
+    this.name = 'ProgramNotFoundError';
+  }
+}
+
+/**
+ * Runs `file` with an argument array — never through a shell — and resolves with its exit code and
+ * output whatever the exit code is. Rejects only when the program cannot be started or times out.
+ */
+export async function exec(file: string, args: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+  try {
+    const result = await execa(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      input: options.input,
+      timeout: options.timeoutMs,
+      reject: false,
+      stripFinalNewline: false,
+      shell: false,
+    });
+    if (result.failed && result.exitCode === undefined) {
+      if (isEnoent(result.cause)) throw new ProgramNotFoundError(file);
+      throw result.cause instanceof Error ? result.cause : new Error(result.message);
+    }
+    return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+  } catch (err) {
+    if (isEnoent(err)) throw new ProgramNotFoundError(file);
+    throw err;
+  }
+}
+
+function isEnoent(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
+}

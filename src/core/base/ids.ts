@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+
+/** Session and agent names: `[A-Za-z0-9._-]{1,64}` (SPEC §4). */
+export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Explains why `name` is not a valid name, or returns undefined when it is. */
+export function nameProblem(name: string, what = 'name'): string | undefined {
+  if (name.length === 0) return `${what} is empty`;
+  if (name.length > 64) return `${what} is ${name.length} characters long; the limit is 64`;
+  if (name === '.' || name === '..') return `${what} '${name}' is reserved`;
+  const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
+  if (bad !== undefined) {
+    return `${what} '${printable(name)}' contains '${printable(bad)}'; use only letters, digits, '.', '_' and '-'`;
+  }
+  return undefined;
+}
+
+/**
+ * A job ID: sortable by creation time, unguessable, and safe as a file name and an MQTT topic level.
+ * Example: `j-20261129T201923Z-3f9a1c2b`.
+ */
+export function newJobId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `j-${stamp}-${randomBytes(4).toString('hex')}`;
+}
+
+export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
+
+/** Renders control characters visibly so an error message stays on one line. */
+export function printable(text: string, max = 80): string {
+  const shown = text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return shown.length > max ? `${shown.slice(0, max)}…` : shown;
+}

@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface AtomicWriteOptions {
+  /** File mode for a new file (e.g. 0o600 for credentials). */
+  mode?: number;
+}
+
+/**
+ * Writes `data` to `file` so that readers see the old contents or the new, never a mix: write a temp
+ * file beside it, fsync it, rename it over `file`, fsync the directory. A crash at any point leaves
+ * at worst a stray temp file (see `removeStrayTemps`).
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `${tempPrefix(file)}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(temp, 'wx', options.mode ?? 0o644);
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let offset = 0;
+    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    if (options.mode !== undefined) fs.chmodSync(temp, options.mode);
+    fs.renameSync(temp, file);
+  } catch (err) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  fsyncDirectory(dir);
+}
+
+/** Removes temp files left by writers of `file` that died between open and rename. Call under the file's lock. */
+export function removeStrayTemps(file: string): void {
+  const prefix = tempPrefix(file);
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(file));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(prefix)) fs.rmSync(path.join(path.dirname(file), name), { force: true });
+  }
+}
+
+function tempPrefix(file: string): string {
+  return `.${path.basename(file)}.tmp-`;
+}
+
+export function fsyncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic there.
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** Reads a file, or returns undefined when it does not exist. */
+export function readIfExists(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,120 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fsyncDirectory, readIfExists, writeFileAtomic } from './atomicFile';
+import type { ControlPlanePaths } from './paths';
+import { checkJobId } from './jobStore';
+
+/** One line of `events.ndjson`: an accepted event, a state transition, or a note (seq gap, rejection). */
+export type AuditEntry =
+  | { type: 'event'; at: string; event: string; seq: number; sender?: string; detail?: string | null; [extra: string]: unknown }
+  | { type: 'transition'; at: string; from: string | null; to: string; reason?: string | null; [extra: string]: unknown }
+  | { type: 'note'; at: string; note: string; [extra: string]: unknown };
+
+export interface AuditRead {
+  entries: AuditEntry[];
+  /** Lines that could not be parsed (a torn last line after a crash is not counted). */
+  badLines: number;
+}
+
+/**
+ * The append-only audit log of a job: `delegate_job_logs/<id>/{meta.json, events.ndjson,
+ * status.json}`. Appends are serialized by the caller holding the job's lock.
+ */
+export class AuditLog {
+  constructor(private readonly paths: ControlPlanePaths) {}
+
+  /** Writes meta.json once, when the job is registered. */
+  writeMeta(jobId: string, meta: Record<string, unknown>): void {
+    const dir = this.dir(jobId);
+    fs.mkdirSync(dir, { recursive: true });
+    writeFileAtomic(path.join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  }
+
+  /** Replaces status.json, the latest state of the job. */
+  writeStatus(jobId: string, status: Record<string, unknown>): void {
+    const dir = this.dir(jobId);
+    fs.mkdirSync(dir, { recursive: true });
+    writeFileAtomic(path.join(dir, 'status.json'), `${JSON.stringify(status, null, 2)}\n`);
+  }
+
+  /**
+   * Appends one entry as one line and fsyncs. If a previous writer died mid-line, the torn tail is
+   * cut off first, so every complete line stays parseable. Call under the job's lock.
+   */
+  append(jobId: string, entry: AuditEntry): void {
+    const dir = this.dir(jobId);
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'events.ndjson');
+    const created = !fs.existsSync(file);
+    const fd = fs.openSync(file, 'a+');
+    try {
+      cutTornTail(fd);
+      fs.writeSync(fd, `${JSON.stringify(entry)}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (created) fsyncDirectory(dir);
+  }
+
+  readEntries(jobId: string): AuditRead {
+    const bytes = readIfExists(path.join(this.dir(jobId), 'events.ndjson'));
+    if (bytes === undefined) return { entries: [], badLines: 0 };
+    const text = bytes.toString('utf8');
+    const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
+    const entries: AuditEntry[] = [];
+    let badLines = 0;
+    for (const line of complete.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const parsed = JSON.parse(line) as AuditEntry;
+        if (typeof parsed === 'object' && parsed !== null && typeof parsed.type === 'string') entries.push(parsed);
+        else badLines++;
+      } catch {
+        badLines++;
+      }
+    }
+    return { entries, badLines };
+  }
+
+  readMeta(jobId: string): Record<string, unknown> | undefined {
+    return this.readJson(jobId, 'meta.json');
+  }
+
+  readStatus(jobId: string): Record<string, unknown> | undefined {
+    return this.readJson(jobId, 'status.json');
+  }
+
+  private readJson(jobId: string, name: string): Record<string, unknown> | undefined {
+    const bytes = readIfExists(path.join(this.dir(jobId), name));
+    return bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as Record<string, unknown>);
+  }
+
+  private dir(jobId: string): string {
+    checkJobId(jobId);
+    return this.paths.auditJobDir(jobId);
+  }
+}
+
+function cutTornTail(fd: number): void {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return;
+  const last = Buffer.alloc(1);
+  fs.readSync(fd, last, 0, 1, size - 1);
+  if (last[0] === 0x0a) return;
+  // Find the last newline and truncate after it.
+  const chunk = 64 * 1024;
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk);
+    const buf = Buffer.alloc(end - start);
+    fs.readSync(fd, buf, 0, buf.length, start);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl >= 0) {
+      fs.ftruncateSync(fd, start + nl + 1);
+      return;
+    }
+    end = start;
+  }
+  fs.ftruncateSync(fd, 0);
+}

@@ -1,0 +1,102 @@
+import * as fs from 'node:fs';
+import { UsageError, errorMessage } from '../base/errors';
+import { JOB_ID_PATTERN, printable } from '../base/ids';
+import type { Logger } from '../base/log';
+import { validateJobRecord, type JobRecord } from '../jobs/jobSchema';
+import { readIfExists, removeStrayTemps, writeFileAtomic } from './atomicFile';
+import { withLock } from './lock';
+import type { ControlPlanePaths } from './paths';
+
+export interface JobListing {
+  jobs: JobRecord[];
+  /** Job files that could not be read, with the reason; listed, never fatal. */
+  unreadable: Array<{ file: string; why: string }>;
+}
+
+/**
+ * Live job records, `.mam/jobs/<id>.json`: one file per job, each with its own lock, each replaced
+ * atomically. Readers take no lock.
+ */
+export class JobStore {
+  constructor(
+    private readonly paths: ControlPlanePaths,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Writes a new record; refuses an ID that exists. */
+  async create(record: JobRecord): Promise<JobRecord> {
+    const valid = validateJobRecord(record, `job ${record.id}`);
+    fs.mkdirSync(this.paths.jobsDir, { recursive: true });
+    return this.withJobLock(valid.id, () => {
+      if (fs.existsSync(this.paths.jobFile(valid.id))) throw new UsageError(`job ${valid.id} already exists`, 'duplicate_job');
+      writeFileAtomic(this.paths.jobFile(valid.id), `${JSON.stringify(valid, null, 2)}\n`);
+      return valid;
+    });
+  }
+
+  get(jobId: string): JobRecord | undefined {
+    checkJobId(jobId);
+    const bytes = readIfExists(this.paths.jobFile(jobId));
+    if (bytes === undefined) return undefined;
+    return validateJobRecord(JSON.parse(bytes.toString('utf8')), `.mam/jobs/${jobId}.json`);
+  }
+
+  /** Like `get`, but an unknown job is a usage error naming it. */
+  require(jobId: string): JobRecord {
+    const job = this.get(jobId);
+    if (!job) throw new UsageError(`unknown job '${printable(jobId)}'`, 'unknown_job');
+    return job;
+  }
+
+  /** Every job record, newest first. */
+  list(): JobListing {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.paths.jobsDir);
+    } catch {
+      return { jobs: [], unreadable: [] };
+    }
+    const jobs: JobRecord[] = [];
+    const unreadable: JobListing['unreadable'] = [];
+    for (const name of names) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const id = name.slice(0, -'.json'.length);
+      try {
+        const job = this.get(id);
+        if (job) jobs.push(job);
+      } catch (err) {
+        unreadable.push({ file: name, why: errorMessage(err) });
+      }
+    }
+    jobs.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+    return { jobs, unreadable };
+  }
+
+  /**
+   * Changes a record under its lock: read → `change` → validate → atomic write. `change` returns
+   * the new record, or undefined to leave it as it is. Resolves with the record as stored.
+   */
+  async update(jobId: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord> {
+    return this.withJobLock(jobId, () => {
+      const current = this.require(jobId);
+      const next = change(structuredClone(current));
+      if (next === undefined) return current;
+      const valid = validateJobRecord({ ...next, id: jobId, updated_at: new Date().toISOString() }, `job ${jobId}`);
+      writeFileAtomic(this.paths.jobFile(jobId), `${JSON.stringify(valid, null, 2)}\n`);
+      return valid;
+    });
+  }
+
+  /** Runs `fn` under the job's lock (also used by the audit log, so record and log move together). */
+  withJobLock<T>(jobId: string, fn: () => Promise<T> | T): Promise<T> {
+    checkJobId(jobId);
+    return withLock(this.paths.lock(`job-${jobId}`), () => {
+      removeStrayTemps(this.paths.jobFile(jobId));
+      return fn();
+    }, { what: `job ${jobId}`, logger: this.logger });
+  }
+}
+
+export function checkJobId(jobId: string): void {
+  if (!JOB_ID_PATTERN.test(jobId)) throw new UsageError(`'${printable(jobId)}' is not a job ID`, 'bad_job_id');
+}

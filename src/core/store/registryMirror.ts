@@ -1,0 +1,64 @@
+import { parse } from 'yaml';
+import { ValidationError } from '../base/errors';
+import { SESSION_FIELDS, validateSessionRow, type SessionRow } from './sessionSchema';
+
+/** The registry at one revision. `revision` counts committed writes. */
+export interface RegistrySnapshot {
+  revision: number;
+  sessions: SessionRow[];
+}
+
+const HEADER = `# Multi-Agent Mux session registry: a mirror of agent-sessions.db, rewritten after every change.
+# The DB is the source of truth; change sessions with \`mam session ...\`, not by editing this file.
+`;
+
+/**
+ * Renders the mirror. The rows are flat records of known fields, so they are written directly
+ * (the yaml library's general emitter costs ~50 µs a row, and this runs on every write); strings
+ * are plain only when no YAML reader could take them for anything else, and JSON-quoted otherwise,
+ * which is valid YAML. `parseMirror` reads it back with the yaml library, and tests check both agree.
+ */
+export function renderMirror(snapshot: RegistrySnapshot): string {
+  const lines = [HEADER.trimEnd(), `revision: ${snapshot.revision}`];
+  if (snapshot.sessions.length === 0) lines.push('sessions: []');
+  else lines.push('sessions:');
+  for (const row of snapshot.sessions) {
+    SESSION_FIELDS.forEach((field, i) => {
+      lines.push(`${i === 0 ? '  - ' : '    '}${field}: ${scalar(row[field])}`);
+    });
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./%@+-]*$/;
+const AMBIGUOUS = /^(true|false|null|yes|no|on|off|y|n|nan|inf)$/i;
+
+function scalar(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'boolean' || typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return `[${value.map(scalar).join(', ')}]`;
+  const text = String(value);
+  return PLAIN.test(text) && !AMBIGUOUS.test(text) ? text : JSON.stringify(text);
+}
+
+/** Parses and validates the YAML mirror; throws with the reason when it is not a valid registry. */
+export function parseMirror(text: string): RegistrySnapshot {
+  let doc: unknown;
+  try {
+    doc = parse(text, { strict: true, uniqueKeys: true, maxAliasCount: 0 });
+  } catch (err) {
+    throw new ValidationError(`not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ValidationError('not a registry mapping');
+  const { revision, sessions } = doc as { revision?: unknown; sessions?: unknown };
+  if (!Number.isInteger(revision) || (revision as number) < 0) throw new ValidationError('revision must be a non-negative integer');
+  if (!Array.isArray(sessions)) throw new ValidationError('sessions must be a list');
+  const rows = sessions.map((s, i) => validateSessionRow(s, `agent-sessions.yaml sessions[${i}]`));
+  const names = new Set<string>();
+  for (const row of rows) {
+    if (names.has(row.name)) throw new ValidationError(`session '${row.name}' appears twice`);
+    names.add(row.name);
+  }
+  rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { revision: revision as number, sessions: rows };
+}

@@ -1,0 +1,70 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { execa } from 'execa';
+import { MemoryLogger } from '../../src/core/base/log';
+import { ControlPlane } from '../../src/core/controlPlane';
+
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+export const CLI = path.join(REPO_ROOT, 'dist/cli.js');
+
+/** A fresh folder under the run's temp root (removed with it by the guard). */
+export function tempDir(prefix = 'dir'): string {
+  const root = process.env.MAM_TEST_ROOT;
+  if (!root) throw new Error('the run-wide guard did not run (MAM_TEST_ROOT is unset)');
+  return fs.mkdtempSync(path.join(root, `${prefix}-`));
+}
+
+/** A temp workspace: a git repository unless `git: false`. */
+export function tempWorkspace(options: { git?: boolean } = {}): string {
+  const dir = tempDir('ws');
+  if (options.git !== false) fs.mkdirSync(path.join(dir, '.git'));
+  return dir;
+}
+
+export function controlPlane(workspace: string, logger = new MemoryLogger()): ControlPlane {
+  return new ControlPlane(workspace, { logger });
+}
+
+export interface MamResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (`node dist/cli.js …`) as a user would, with an argument array. */
+export async function mam(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<MamResult> {
+  const r = await execa(process.execPath, [CLI, ...args], { cwd: options.cwd, env: options.env, reject: false, timeout: 60_000 });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** Every file under `dir` with a hash of its contents: compare two to prove nothing changed. */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (p: string): void => {
+    for (const entry of fs.readdirSync(p, { withFileTypes: true })) {
+      const full = path.join(p, entry.name);
+      const rel = path.relative(dir, full);
+      if (entry.isDirectory()) {
+        out[`${rel}/`] = 'dir';
+        walk(full);
+      } else {
+        out[rel] = createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+      }
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir);
+  return out;
+}
+
+/** Resolves when `predicate` holds, checking every `everyMs`; rejects after `timeoutMs`. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 10): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+
+export { jobRecord, sessionRow } from './rows';

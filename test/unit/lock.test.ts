@@ -1,0 +1,67 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execa } from 'execa';
+import { acquire, withLock } from '../../src/core/store/lock';
+import { LockTimeoutError } from '../../src/core/base/errors';
+import { REPO_ROOT, tempDir } from '../support/helpers';
+
+describe('cross-process lock', () => {
+  let lockDir: string;
+  beforeEach(() => {
+    lockDir = path.join(tempDir('lock'), 'locks', 'thing.lock');
+  });
+
+  it('serializes holders: no two critical sections overlap', async () => {
+    let inside = 0;
+    let maxInside = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        withLock(lockDir, async () => {
+          inside++;
+          maxInside = Math.max(maxInside, inside);
+          await new Promise((r) => setImmediate(r));
+          order.push(i);
+          inside--;
+        }),
+      ),
+    );
+    assert.equal(maxInside, 1);
+    assert.equal(order.length, 20);
+    assert.equal(fs.existsSync(lockDir), false, 'released');
+  });
+
+  it('releases when the critical section throws', async () => {
+    await assert.rejects(withLock(lockDir, () => {
+      throw new Error('inside');
+    }), /inside/);
+    await withLock(lockDir, () => undefined, { timeoutMs: 1000 });
+  });
+
+  it('times out with a message naming the holder', async () => {
+    const release = await acquire(lockDir);
+    try {
+      await assert.rejects(
+        acquire(lockDir, { timeoutMs: 200, what: 'the test resource' }),
+        (e: unknown) => e instanceof LockTimeoutError && new RegExp(`the test resource is locked by process ${process.pid} on `).test(e.message),
+      );
+    } finally {
+      release();
+    }
+  });
+
+  it('takes over at once from a holder killed with SIGKILL, long before the stale time', async () => {
+    const holder = execa(process.execPath, ['-r', 'esbuild-register', path.join(REPO_ROOT, 'test/fixtures/lockHolder.ts'), lockDir], { reject: false });
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+      void holder.then((r) => reject(new Error(`holder exited early: ${r.stderr}`)));
+    });
+    assert.ok(fs.existsSync(path.join(lockDir, 'owner')));
+    holder.kill('SIGKILL');
+    await holder;
+    // staleMs of a minute: only the dead-owner rule can let us in within the 5 s bound.
+    await withLock(lockDir, () => undefined, { timeoutMs: 5000, staleMs: 60_000 });
+    assert.deepEqual(fs.readdirSync(path.dirname(lockDir)), [], 'nothing left behind');
+  });
+});
