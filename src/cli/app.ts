@@ -2,6 +2,8 @@ import { ExitCode, MamError, errorMessage } from '../core/base/errors';
 import type { Logger } from '../core/base/log';
 import { printable } from '../core/base/ids';
 import { ControlPlane } from '../core/controlPlane';
+import { realMuxFactory } from '../core/mux';
+import { SessionService } from '../core/sessions/sessionService';
 import { findWorkspace } from '../core/config/workspace';
 import { resolveConfig, type ResolvedConfig } from '../core/config/settings';
 import { GLOBAL_OPTIONS, parseCommandArgs, type OptionSpec } from './args';
@@ -62,6 +64,7 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
   let workspace: string | undefined;
   let config: ResolvedConfig | undefined;
   let controlPlane: ControlPlane | undefined;
+  let sessions: SessionService | undefined;
   const ctx: CommandContext = {
     args,
     io,
@@ -72,6 +75,8 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
     config: () => (config ??= resolveConfig({ workspace: ctx.workspace(), env: io.env })),
     // Resolving the settings first means a malformed .mam.env is reported before anything is touched.
     controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
+    sessions: () =>
+      (sessions ??= new SessionService({ controlPlane: ctx.controlPlane(), config: ctx.config(), logger, env: io.env, muxFactory: realMuxFactory(io.env) })),
   };
   return ctx;
 }

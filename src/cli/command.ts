@@ -1,6 +1,7 @@
 import type { Logger } from '../core/base/log';
 import type { ControlPlane } from '../core/controlPlane';
 import type { ResolvedConfig } from '../core/config/settings';
+import type { SessionService } from '../core/sessions/sessionService';
 import type { OptionSpec, ParsedArgs, PositionalSpec } from './args';
 
 export interface CliIo {
@@ -22,6 +23,7 @@ export interface CommandContext {
   workspace(): string;
   config(): ResolvedConfig;
   controlPlane(): ControlPlane;
+  sessions(): SessionService;
 }
 
 export interface Command {

@@ -7,6 +7,24 @@ import { ControlPlane } from '../../src/core/controlPlane';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const CLI = path.join(REPO_ROOT, 'dist/cli.js');
+export const FAKE_AGENT = path.join(REPO_ROOT, 'test/fixtures/fake-agent.js');
+
+export interface AgentLogEntry {
+  event: string;
+  pid: number;
+  conversation: string;
+  text?: string;
+  argv?: string[];
+  resumed?: boolean;
+  code?: number;
+  [key: string]: unknown;
+}
+
+/** The fake agent's log: one JSON object per line. */
+export function readAgentLog(file: string): AgentLogEntry[] {
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentLogEntry);
+}
 
 /** A fresh folder under the run's temp root (removed with it by the guard). */
 export function tempDir(prefix = 'dir'): string {

@@ -1,11 +1,21 @@
-import { JSON_OPTION, type Command } from '../command';
+import { AGENT_NAMES } from '../../core/agents';
+import { splitWords } from '../../core/base/words';
+import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
+import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
+import { sessionMonitor, sessionStatusCommand } from './sessionStatus';
+
+const NAME = [{ name: 'session', description: 'the session name', required: true }] as const;
+
+function attachHint(ctx: CommandContext, row: SessionRow): string {
+  return row.target ? ctx.sessions().muxOf(row).attachArgv(row.target).join(' ') : '';
+}
 
 const list: Command = {
   path: ['session', 'list'],
   summary: 'list the registered sessions',
   options: { ...JSON_OPTION },
-  details: 'Reads the registry (.mam/agent-sessions.db) without touching any multiplexer.',
+  details: "Reads the registry (.mam/agent-sessions.db) without touching any multiplexer; 'mam session status' also checks the panes.",
   async run(ctx) {
     const sessions = await ctx.controlPlane().sessions.list();
     if (ctx.args.options.json) {
@@ -33,4 +43,95 @@ const list: Command = {
   },
 };
 
-export const sessionCommands: readonly Command[] = [list];
+const create: Command = {
+  path: ['session', 'create'],
+  summary: 'start an agent in a new pane of the workspace’s multiplexer server and register it',
+  options: {
+    agent: { kind: 'string', value: 'AGENT', required: true, description: `the agent: ${AGENT_NAMES.join(', ')}` },
+    name: { kind: 'string', value: 'NAME', required: true, description: 'the session name: letters, digits, . _ - (up to 64)' },
+    role: { kind: 'string', value: 'ROLE', description: `its role: ${SESSION_ROLES.join(', ')} (default worker)` },
+    cwd: { kind: 'string', value: 'DIR', description: 'where the agent runs (default: the current folder)' },
+    mux: { kind: 'string', value: 'tmux|herdr', description: 'the multiplexer (default: MAM_MUX, else tmux)' },
+    server: { kind: 'string', value: 'NAME', description: 'the multiplexer server (default: mam-<workspace>)' },
+    command: { kind: 'string', value: '"PROGRAM ARGS"', description: 'run this instead of the agent’s program (split into words; no shell is involved)' },
+    ...JSON_OPTION,
+  },
+  details: [
+    'Examples:',
+    '  mam session create --agent claude --name creator-1 --role creator',
+    '  mam session create --agent shell --name watcher --command "npm run watch"',
+  ].join('\n'),
+  async run(ctx) {
+    const o = ctx.args.options;
+    const row = await ctx.sessions().create({
+      name: o.name as string,
+      agent: o.agent as string,
+      baseDir: ctx.io.cwd,
+      ...(o.role !== undefined ? { role: o.role as string } : {}),
+      ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}),
+      ...(o.mux !== undefined ? { mux: o.mux as string } : {}),
+      ...(o.server !== undefined ? { server: o.server as string } : {}),
+      ...(o.command !== undefined ? { command: splitWords(o.command as string) } : {}),
+    });
+    if (o.json) ctx.json(row);
+    else ctx.out(`Created session ${row.name} (${row.agent}, ${row.role}) in pane ${row.target} of ${row.mux} server ${row.server}.\nAttach: ${attachHint(ctx, row)}`);
+    return 0;
+  },
+};
+
+const stop: Command = {
+  path: ['session', 'stop'],
+  summary: 'ask the agent to exit, close its pane, keep its conversation for resume',
+  positionals: NAME,
+  options: {
+    'purge-conversation': { kind: 'boolean', description: 'delete the stored conversation instead of keeping it (needs --yes)' },
+    yes: { kind: 'boolean', description: 'confirm --purge-conversation' },
+    ...JSON_OPTION,
+  },
+  async run(ctx) {
+    const o = ctx.args.options;
+    const result = await ctx.sessions().stop(ctx.args.positionals[0]!, { purgeConversation: Boolean(o['purge-conversation']), yes: Boolean(o.yes) });
+    if (o.json) {
+      ctx.json(result);
+      return 0;
+    }
+    const r = result.row;
+    if (result.alreadyStopped) ctx.out(`Session ${r.name} was already ${r.status}.`);
+    else ctx.out(`Stopped session ${r.name}.`);
+    if (result.purged !== undefined) ctx.out(`Deleted its conversation (${result.purged}).`);
+    else if (r.resumable) ctx.out(`Resume it with: mam session resume ${r.name}${r.conversation_id ? `  (conversation ${r.conversation_id})` : ''}`);
+    else ctx.out('It cannot be resumed: no saved conversation was found.');
+    return 0;
+  },
+};
+
+const resume: Command = {
+  path: ['session', 'resume'],
+  summary: 'restart a stopped session in its saved conversation, in its original folder',
+  positionals: NAME,
+  options: { cwd: { kind: 'string', value: 'DIR', description: 'must be the folder the session ran in (checked, never changed)' }, ...JSON_OPTION },
+  async run(ctx) {
+    const o = ctx.args.options;
+    const row = await ctx.sessions().resume(ctx.args.positionals[0]!, { baseDir: ctx.io.cwd, ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}) });
+    if (o.json) ctx.json(row);
+    else ctx.out(`Resumed session ${row.name} in pane ${row.target}${row.conversation_id ? ` (conversation ${row.conversation_id})` : ''}.\nAttach: ${attachHint(ctx, row)}`);
+    return 0;
+  },
+};
+
+const send: Command = {
+  path: ['session', 'send'],
+  summary: 'type one line into a running agent, checked like any delivery',
+  positionals: NAME,
+  options: { text: { kind: 'string', value: 'TEXT', required: true, description: 'the line to type (typed literally, never run by a shell)' }, ...JSON_OPTION },
+  async run(ctx) {
+    const name = ctx.args.positionals[0]!;
+    const report = await ctx.sessions().send(name, ctx.args.options.text as string);
+    if (ctx.args.options.json) ctx.json(report);
+    else if (report.submitted === 'unconfirmed') ctx.out(`Typed into ${name}, but the screen did not react to Enter; check the pane.`);
+    else ctx.out(`Sent to ${name}.`);
+    return 0;
+  },
+};
+
+export const sessionCommands: readonly Command[] = [list, create, stop, resume, sessionStatusCommand, send, sessionMonitor];

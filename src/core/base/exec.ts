@@ -2,8 +2,9 @@ import { execa } from 'execa';
 
 export interface ExecOptions {
   cwd?: string;
-  /** Extra environment, merged over process.env. */
+  /** Extra environment, merged over process.env (or, with `extendEnv: false`, the whole environment). */
   env?: Record<string, string | undefined>;
+  extendEnv?: boolean;
   /** Text written to the child's stdin. */
   input?: string;
   timeoutMs?: number;
@@ -32,6 +33,7 @@ export async function exec(file: string, args: readonly string[], options: ExecO
     const result = await execa(file, args, {
       cwd: options.cwd,
       env: options.env,
+      extendEnv: options.extendEnv ?? true,
       input: options.input,
       timeout: options.timeoutMs,
       reject: false,

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { ConfigError } from '../base/errors';
 import { printable } from '../base/ids';
 import { parseEnvFile } from './envFile';
+import { AGENT_NAMES, type AgentName } from '../agents/adapter';
+import { splitWords } from '../base/words';
 
 /** Where a resolved value came from, most specific first. */
 export type ConfigSource = 'flag' | 'env' | 'setting' | '.mam.env' | 'default';
@@ -68,9 +70,17 @@ export const CONFIG_KEYS = {
 export type ConfigKey = keyof typeof CONFIG_KEYS;
 export type MamConfig = { [K in ConfigKey]: (typeof CONFIG_KEYS)[K]['default'] };
 
+/** A per-agent override of the program and/or its flags, split into words (never a shell string). */
+export interface AgentOverride {
+  program?: string[];
+  args?: string[];
+}
+
 export interface ResolvedConfig {
   values: MamConfig;
   sources: Record<ConfigKey, ConfigSource>;
+  /** MAM_AGENT_COMMAND_<AGENT> / MAM_AGENT_ARGS_<AGENT> (settings `agents.<agent>.command|args`). */
+  agents: Partial<Record<AgentName, AgentOverride>>;
   /** The `.mam.env` that was read, if any. */
   envFile?: string;
 }
@@ -129,7 +139,31 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
       sources[key] = 'default';
     }
   }
-  return { values: values as MamConfig, sources, ...(envFileRead ? { envFile: envFileRead } : {}) };
+  const agents: ResolvedConfig['agents'] = {};
+  for (const agent of AGENT_NAMES) {
+    const override: AgentOverride = {};
+    for (const [field, variable, setting] of [
+      ['program', `MAM_AGENT_COMMAND_${agent.toUpperCase()}`, `agents.${agent}.command`],
+      ['args', `MAM_AGENT_ARGS_${agent.toUpperCase()}`, `agents.${agent}.args`],
+    ] as const) {
+      const fromEnv = input.env[variable];
+      const fromSetting = input.settings?.[setting];
+      const [raw, where] =
+        fromEnv !== undefined && fromEnv !== '' ? [fromEnv, 'in the environment']
+        : typeof fromSetting === 'string' && fromSetting !== '' ? [fromSetting, `(setting mam.${setting})`]
+        : fileValues.has(variable) ? [fileValues.get(variable)!, `in ${envFile}`]
+        : [undefined, ''];
+      if (raw === undefined) continue;
+      try {
+        override[field] = splitWords(raw);
+      } catch (err) {
+        throw new ConfigError(`${variable} ${where}: ${(err as Error).message}`);
+      }
+      if (field === 'program' && override.program!.length === 0) throw new ConfigError(`${variable} ${where}: names no program`);
+    }
+    if (override.program || override.args) agents[agent] = override;
+  }
+  return { values: values as MamConfig, sources, agents, ...(envFileRead ? { envFile: envFileRead } : {}) };
 }
 
 /** K×N: seconds without any event before a started job times out. */

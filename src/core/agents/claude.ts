@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import type { AgentAdapter, StoreContext, StoredConversation } from './adapter';
+import { listDir, mtimeOf, newestFirst, parseDate, readJsonLines } from './store';
+
+/**
+ * claude (Claude Code). Verified against 2.1.197 (docs/agent-clis.md): `--session-id <uuid>`
+ * pre-assigns the conversation, `--resume <uuid>` continues it, conversations live in
+ * `~/.claude/projects/<slug of cwd>/<uuid>.jsonl` from the first message on.
+ */
+export const claude: AgentAdapter = {
+  name: 'claude',
+  program: ['claude'],
+  defaultArgs: ['--dangerously-skip-permissions'],
+  environment() {
+    // As root claude refuses the bypass flag unless told it runs in a sandbox; and left alone it
+    // updates itself with `npm install --global` in the middle of a session.
+    return { DISABLE_AUTOUPDATER: '1', ...(process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}) };
+  },
+  readySign: /bypass permissions on|\? for shortcuts/,
+  exitSteps: [{ text: '/exit' }],
+  preassignId: () => randomUUID(),
+  spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],
+  resumeArgv: (program, args, id) => [...program, ...args, '--resume', id],
+  async listConversations(ctx, cwd) {
+    const dir = path.join(configDir(ctx), 'projects', claudeSlug(cwd));
+    const found: StoredConversation[] = [];
+    for (const name of listDir(dir)) {
+      if (!name.endsWith('.jsonl')) continue;
+      const file = path.join(dir, name);
+      const records = readJsonLines(file, 50);
+      const recordedCwd = records.find((r) => typeof r.cwd === 'string')?.cwd as string | undefined;
+      const stamp = parseDate(records.find((r) => typeof r.timestamp === 'string')?.timestamp);
+      found.push({ id: name.slice(0, -'.jsonl'.length), cwd: recordedCwd ?? cwd, createdAt: stamp ?? mtimeOf(file) });
+    }
+    return newestFirst(found);
+  },
+  async purgePlan(ctx, id, cwd) {
+    // No per-conversation command exists (`claude project purge` removes a whole project).
+    const dir = path.join(configDir(ctx), 'projects', claudeSlug(cwd));
+    return { files: [path.join(dir, `${id}.jsonl`), path.join(dir, id)] };
+  },
+};
+
+function configDir(ctx: StoreContext): string {
+  return ctx.env.CLAUDE_CONFIG_DIR || path.join(ctx.home, '.claude');
+}
+
+/** claude's project folder name: every non-alphanumeric character becomes '-'; long paths get a hash. */
+export function claudeSlug(cwd: string): string {
+  const slug = cwd.replace(/[^a-zA-Z0-9]/g, '-');
+  if (slug.length <= 200) return slug;
+  let h = 0;
+  for (let i = 0; i < cwd.length; i++) h = ((h << 5) - h + cwd.charCodeAt(i)) | 0;
+  return `${slug.slice(0, 200)}-${Math.abs(h).toString(36)}`;
+}

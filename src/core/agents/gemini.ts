@@ -1,0 +1,53 @@
+import { createHash, randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import type { AgentAdapter, StoredConversation } from './adapter';
+import { listDir, newestFirst, parseDate, readFirstLine } from './store';
+
+/**
+ * gemini (Gemini CLI). Verified against 0.61.0: `--session-id` pre-assigns, `--resume <uuid>`
+ * continues (only from the same project folder), chats live in
+ * `~/.gemini/tmp/<slug>/chats/session-<time>-<id8>.jsonl` whose first line names the session and
+ * the sha256 of the project path.
+ */
+export const gemini: AgentAdapter = {
+  name: 'gemini',
+  program: ['gemini'],
+  defaultArgs: ['--yolo'],
+  environment: () => ({}),
+  readySign: /Type your message|\? for shortcuts/,
+  exitSteps: [{ text: '/quit' }],
+  preassignId: () => randomUUID(),
+  spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],
+  resumeArgv: (program, args, id) => [...program, ...args, '--resume', id],
+  async listConversations(ctx, cwd) {
+    const root = path.join(ctx.home, '.gemini', 'tmp');
+    const projectHash = createHash('sha256').update(cwd).digest('hex');
+    const byId = new Map<string, StoredConversation>();
+    for (const slug of listDir(root)) {
+      const chats = path.join(root, slug, 'chats');
+      for (const name of listDir(chats)) {
+        if (!name.startsWith('session-') || !name.endsWith('.jsonl')) continue;
+        const meta = parse(readFirstLine(path.join(chats, name)));
+        if (!meta || meta.projectHash !== projectHash) continue;
+        const found = { id: meta.sessionId, cwd, createdAt: parseDate(meta.startTime) ?? new Date(0) };
+        const seen = byId.get(found.id);
+        // A resumed session gets a second file with the same id; keep the earliest start.
+        if (!seen || seen.createdAt > found.createdAt) byId.set(found.id, found);
+      }
+    }
+    return newestFirst([...byId.values()]);
+  },
+  async purgePlan(ctx, id, cwd) {
+    return { argv: [...ctx.program, '--delete-session', id], cwd };
+  },
+};
+
+function parse(line: string | undefined): { sessionId: string; projectHash: string; startTime: unknown } | undefined {
+  if (!line) return undefined;
+  try {
+    const r = JSON.parse(line) as Record<string, unknown>;
+    return typeof r.sessionId === 'string' && typeof r.projectHash === 'string' ? { sessionId: r.sessionId, projectHash: r.projectHash, startTime: r.startTime } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import type { AgentAdapter, StoredConversation } from './adapter';
+import { listDir, newestFirst, parseDate, readJson } from './store';
+
+/**
+ * grok (xAI's official Grok CLI, npm `@xai-official/grok`). Verified against 1.0.41:
+ * `--session-id <uuid>` pre-assigns, `--resume <id>` continues, each session is a folder
+ * `~/.grok/sessions/<url-encoded cwd>/<id>/` with a `summary.json` naming its id and cwd.
+ */
+export const grok: AgentAdapter = {
+  name: 'grok',
+  program: ['grok'],
+  defaultArgs: ['--always-approve'],
+  environment: () => ({ GROK_DISABLE_AUTOUPDATER: '1' }),
+  readySign: /always-approve|Ctrl\+x:shortcuts/,
+  exitSteps: [{ text: '/quit' }],
+  preassignId: () => randomUUID(),
+  spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],
+  resumeArgv: (program, args, id) => [...program, ...args, '--resume', id],
+  async listConversations(ctx, cwd) {
+    const root = path.join(ctx.env.GROK_HOME || path.join(ctx.home, '.grok'), 'sessions');
+    const found: StoredConversation[] = [];
+    // Read the cwd from each summary rather than re-deriving grok's folder encoding.
+    for (const project of listDir(root)) {
+      for (const id of listDir(path.join(root, project))) {
+        const summary = readJson(path.join(root, project, id, 'summary.json'));
+        const info = summary?.info as { id?: unknown; cwd?: unknown } | undefined;
+        if (typeof info?.id !== 'string' || info.cwd !== cwd) continue;
+        found.push({ id: info.id, cwd, createdAt: parseDate(summary?.created_at) ?? new Date(0) });
+      }
+    }
+    return newestFirst(found);
+  },
+  async purgePlan(ctx, id, cwd) {
+    return { argv: [...ctx.program, 'sessions', 'delete', id], cwd };
+  },
+};

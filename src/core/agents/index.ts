@@ -1,0 +1,25 @@
+import { UsageError } from '../base/errors';
+import { printable } from '../base/ids';
+import { AGENT_NAMES, type AgentAdapter, type AgentName } from './adapter';
+import { agy } from './agy';
+import { claude } from './claude';
+import { codex } from './codex';
+import { gemini } from './gemini';
+import { grok } from './grok';
+import { hermes } from './hermes';
+import { opencode } from './opencode';
+import { shell } from './shell';
+
+const ADAPTERS: Record<AgentName, AgentAdapter> = { claude, codex, gemini, opencode, hermes, grok, agy, shell };
+
+export function isAgentName(name: string): name is AgentName {
+  return (AGENT_NAMES as readonly string[]).includes(name);
+}
+
+/** The adapter for `name`; an unknown agent is a usage error listing the known ones. */
+export function adapterFor(name: string): AgentAdapter {
+  if (!isAgentName(name)) throw new UsageError(`unknown agent '${printable(name, 40)}'; choose one of ${AGENT_NAMES.join(', ')}`, 'unknown_agent');
+  return ADAPTERS[name];
+}
+
+export { AGENT_NAMES, type AgentAdapter, type AgentName } from './adapter';

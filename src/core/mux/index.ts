@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { UsageError } from '../base/errors';
+import type { MuxKind } from '../store/sessionSchema';
+import type { Multiplexer } from './multiplexer';
+import { TmuxBackend } from './tmux';
+
+export type MuxFactory = (kind: MuxKind, server: string) => Multiplexer;
+
+/** Builds the real backends, with the environment multiplexer commands run in. */
+export function realMuxFactory(env: NodeJS.ProcessEnv): MuxFactory {
+  return (kind, server) => {
+    if (kind === 'tmux') return new TmuxBackend({ server, env });
+    throw new UsageError('the herdr backend is not available in this build');
+  };
+}
+
+/**
+ * The workspace's own server name: `mam-<folder>-<hash>`, readable in `tmux ls` and unique per
+ * workspace path even when two projects share a folder name.
+ */
+export function defaultServerName(workspace: string): string {
+  const slug = path.basename(workspace).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24) || 'ws';
+  const hash = createHash('sha256').update(path.resolve(workspace)).digest('hex').slice(0, 6);
+  return `mam-${slug}-${hash}`;
+}
+
+const SERVER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function checkServerName(server: string): void {
+  if (!SERVER_NAME.test(server) || server === '.' || server === '..' || server === 'default') {
+    throw new UsageError(`'${server}' is not a usable server name; use letters, digits, '.', '_' and '-' (not 'default')`, 'bad_server');
+  }
+}

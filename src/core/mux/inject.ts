@@ -1,0 +1,151 @@
+import { ExitCode, MamError } from '../base/errors';
+import { sleep } from '../store/lock';
+import type { Multiplexer } from './multiplexer';
+
+/** Why a line could not be delivered. Exit 5: the prompt was not delivered. */
+export class DeliveryError extends MamError {
+  constructor(message: string) {
+    super(message, 'not_delivered', ExitCode.notDelivered);
+  }
+}
+
+export interface InjectOptions {
+  /** The agent's sign that it is ready for input (its prompt on screen). */
+  readySign?: RegExp;
+  /**
+   * Without the ready sign: ready once the screen has shown something and stayed still this long.
+   * Default 1.5 s, or 10 s when the agent has a ready sign (then this is only the fallback for a
+   * sign that never shows, and must not fire while a TUI is still loading).
+   */
+  quietMs?: number;
+  readyTimeoutMs?: number;
+  /** How long the typed text has to show up on screen. */
+  landTimeoutMs?: number;
+  /** The pause between the text and Enter: real TUIs swallow an Enter that follows too closely. */
+  settleMs?: number;
+  /** How long to wait for the screen to react to Enter before pressing it once more. */
+  confirmMs?: number;
+  pollMs?: number;
+}
+
+export interface InjectReport {
+  /** How readiness was judged. */
+  ready: 'sign' | 'quiet';
+  /** How we know the text landed: its tail is on screen, or (a TUI that folds long pastes) the screen changed. */
+  landed: 'marker' | 'screen-changed';
+  /** Which Enter the agent took; 'unconfirmed' when the screen never reacted (the job's events decide then). */
+  submitted: 'first-enter' | 'second-enter' | 'unconfirmed';
+}
+
+const DEFAULTS = { quietMs: 1500, readyTimeoutMs: 60_000, landTimeoutMs: 5000, settleMs: 300, confirmMs: 2000, pollMs: 40 };
+
+/**
+ * Delivers one line to the program in a pane the way a careful human would: wait until it is ready
+ * for input, type the text literally, check it landed, wait a moment, press Enter, confirm the line
+ * was taken, and press Enter once more if it was not. The text is never typed twice.
+ */
+export async function injectLine(mux: Multiplexer, paneId: string, text: string, options: InjectOptions = {}): Promise<InjectReport> {
+  const o = { ...DEFAULTS, quietMs: options.readySign ? 10_000 : DEFAULTS.quietMs, ...options };
+  const read = async (): Promise<string> => {
+    try {
+      return await mux.capture(paneId);
+    } catch (err) {
+      throw new DeliveryError(`pane ${paneId} is gone: ${(err as Error).message}`);
+    }
+  };
+
+  const ready = await waitReady(read, o);
+  const marker = markerOf(text);
+  const before = normalize(await read());
+  const seenBefore = count(before, marker);
+
+  await mux.sendText(paneId, text);
+
+  let landed: InjectReport['landed'] | undefined;
+  let screen = before;
+  const landDeadline = Date.now() + o.landTimeoutMs;
+  while (Date.now() < landDeadline) {
+    await sleep(o.pollMs);
+    screen = normalize(await read());
+    if (marker !== '' && count(screen, marker) > seenBefore) {
+      landed = 'marker';
+      break;
+    }
+    if (screen !== before) landed = 'screen-changed'; // keep looking for the marker until the deadline
+  }
+  if (!landed) throw new DeliveryError(`the text typed into pane ${paneId} never appeared on its screen; it was not submitted`);
+  await waitStill(read, o.pollMs, Math.min(o.settleMs, 200));
+  await sleep(o.settleMs);
+
+  for (const attempt of ['first-enter', 'second-enter'] as const) {
+    const beforeEnter = normalize(await read());
+    await mux.sendKeys(paneId, ['Enter']);
+    const deadline = Date.now() + o.confirmMs;
+    while (Date.now() < deadline) {
+      await sleep(o.pollMs);
+      let screen: string;
+      try {
+        screen = await read();
+      } catch {
+        return { ready, landed, submitted: attempt }; // it took the line and exited (e.g. /exit)
+      }
+      if (normalize(screen) !== beforeEnter) return { ready, landed, submitted: attempt };
+    }
+  }
+  return { ready, landed, submitted: 'unconfirmed' };
+}
+
+async function waitReady(read: () => Promise<string>, o: typeof DEFAULTS & InjectOptions): Promise<InjectReport['ready']> {
+  const deadline = Date.now() + o.readyTimeoutMs;
+  let last = '';
+  let stillSince = Date.now();
+  for (;;) {
+    const screen = await read();
+    if (o.readySign?.test(screen)) return 'sign';
+    if (screen !== last) {
+      last = screen;
+      stillSince = Date.now();
+    } else if (screen.trim() !== '' && Date.now() - stillSince >= o.quietMs) {
+      return 'quiet';
+    }
+    if (Date.now() >= deadline) {
+      throw new DeliveryError(`the agent did not become ready for input within ${Math.round(o.readyTimeoutMs / 1000)} s; nothing was typed`);
+    }
+    await sleep(o.pollMs);
+  }
+}
+
+/** Waits until two reads `stillMs` apart agree (the program has finished drawing), within a bound. */
+async function waitStill(read: () => Promise<string>, pollMs: number, stillMs: number): Promise<void> {
+  let last = await read();
+  const deadline = Date.now() + 2000;
+  let since = Date.now();
+  while (Date.now() < deadline && Date.now() - since < stillMs) {
+    await sleep(pollMs);
+    const now = await read();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+  }
+}
+
+/**
+ * Screen text with everything a TUI may put between the characters of a long line removed:
+ * line breaks (its own wrapping), white space, and box-drawing borders.
+ */
+export function normalize(screen: string): string {
+  return screen.replace(/[\s\u2500-\u257f\u2580-\u259f]/gu, '');
+}
+
+/** The last 24 characters (code points, never half a character) of the normalized text. */
+export function markerOf(text: string): string {
+  return [...normalize(text)].slice(-24).join('');
+}
+
+function count(haystack: string, needle: string): number {
+  if (needle === '') return 0;
+  let n = 0;
+  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + 1)) n++;
+  return n;
+}
