@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { MemoryLogger } from '../src/core/base/log';
 import { ControlPlane } from '../src/core/controlPlane';
 import { sessionRow } from '../test/support/rows';
+import { benchSessionStatus } from './sessions';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
       const p50 = percentile(samples, 50);
       rows.push({ name, p50, p99: percentile(samples, 99), reference: '`node -e 0`', ratio: `${(p50 / nodeP50).toFixed(2)}×` });
     }
+    rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));
   } finally {

@@ -42,6 +42,9 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
     checks.push({ name: 'settings', ok: false, detail: errorMessage(err), fix: 'correct that line of .mam.env (or the variable named)' });
   }
   if (config) checks.push(checkBroker(config));
+  if (config?.values.mux === 'herdr') {
+    checks.push(await checkTool('herdr', ['--version'], /(\d+)\.(\d+)/, [0, 0], 'install herdr (https://herdr.dev), or set MAM_MUX=tmux'));
+  }
 
   const paths = new ControlPlane(input.workspace, { logger: new MemoryLogger() }).paths;
   const fsType = networkFsTypeOf(paths.dir);

@@ -37,7 +37,7 @@ export function muxContract(name: string, make: () => Promise<BackendUnderTest>)
     it('spawns a program with its cwd and env, and lists it alive with pid, command and cwd', async () => {
       const cwd = fs.realpathSync(tempDir('pane-cwd'));
       const marker = path.join(cwd, 'seen.json');
-      const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, JSON.stringify({cwd: process.cwd(), v: process.env.MAM_CONTRACT})); setInterval(() => {}, 1000)`;
+      const script = `const fs = require('fs'); fs.writeFileSync(${JSON.stringify(marker + '.tmp')}, JSON.stringify({cwd: process.cwd(), v: process.env.MAM_CONTRACT})); fs.renameSync(${JSON.stringify(marker + '.tmp')}, ${JSON.stringify(marker)}); setInterval(() => {}, 1000)`;
       const pane = await mux.spawn({ label: 'contract.one', argv: [process.execPath, '-e', script], cwd, env: { MAM_CONTRACT: 'it works; $(not run)' } });
       await until(() => fs.existsSync(marker), 10_000, 'the program to start');
       assert.deepEqual(JSON.parse(fs.readFileSync(marker, 'utf8')), { cwd, v: 'it works; $(not run)' });

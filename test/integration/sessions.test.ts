@@ -139,3 +139,32 @@ describe('sessions: create, stop, resume, send', function () {
     assert.deepEqual(lines(), ['after you are ready']);
   });
 });
+
+describe('sessions on herdr (the fake herdr server)', function () {
+  this.timeout(60_000);
+  const bin = path.resolve(__dirname, '../fixtures/bin');
+  let f: SessionFixture;
+  let herdrSession: string;
+  beforeEach(() => {
+    herdrSession = `mam-herdr-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    f = sessionFixture({ PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, MAM_MUX: 'herdr', MAM_HERDR_SESSION: herdrSession });
+  });
+  afterEach(async () => {
+    await f.service.muxOf({ mux: 'herdr', server: herdrSession }).killServer();
+    await f.dispose();
+  });
+
+  it('creates, sends to, stops and resumes a claude session, keeping its conversation', async () => {
+    const created = await f.service.create({ name: 'h1', agent: 'claude', baseDir: f.workspace });
+    assert.deepEqual([created.mux, created.server, created.status], ['herdr', herdrSession, 'running']);
+    await f.service.send('h1', 'hello over herdr 한국어');
+    await until(() => readAgentLog(f.log).some((e) => e.event === 'line'), 10_000, 'the line');
+    assert.deepEqual(readAgentLog(f.log).filter((e) => e.event === 'line').map((e) => e.text), ['hello over herdr 한국어']);
+    const stopped = await f.service.stop('h1');
+    assert.deepEqual([stopped.row.status, stopped.row.conversation_id], ['stopped', created.conversation_id]);
+    await f.service.resume('h1', { baseDir: f.workspace });
+    await until(() => readAgentLog(f.log).filter((e) => e.event === 'start').length === 2, 10_000, 'the restart');
+    const restart = readAgentLog(f.log).filter((e) => e.event === 'start')[1]!;
+    assert.deepEqual(restart.argv?.slice(-2), ['--resume', created.conversation_id]);
+  });
+});

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { UsageError } from '../base/errors';
 import type { MuxKind } from '../store/sessionSchema';
 import type { Multiplexer } from './multiplexer';
+import { HerdrBackend } from './herdr';
 import { TmuxBackend } from './tmux';
 
 export type MuxFactory = (kind: MuxKind, server: string) => Multiplexer;
@@ -10,8 +11,7 @@ export type MuxFactory = (kind: MuxKind, server: string) => Multiplexer;
 /** Builds the real backends, with the environment multiplexer commands run in. */
 export function realMuxFactory(env: NodeJS.ProcessEnv): MuxFactory {
   return (kind, server) => {
-    if (kind === 'tmux') return new TmuxBackend({ server, env });
-    throw new UsageError('the herdr backend is not available in this build');
+    return kind === 'tmux' ? new TmuxBackend({ server, env }) : new HerdrBackend({ session: server, env });
   };
 }
 

@@ -13,7 +13,7 @@ export interface TmuxOptions {
 /** tmux's record separator in -F formats: a character no pane path or command contains. */
 const SEP = '\u001f';
 const PANE_FORMAT = ['#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_current_command}', '#{pane_current_path}', '#{@mam-session}'].join(SEP);
-const NO_SERVER = /no server running|error connecting to|failed to connect to server|No such file or directory/i;
+const NO_SERVER = /no server running|error connecting to|failed to connect to server|server exited unexpectedly|no current target|No such file or directory/i;
 
 /**
  * A tmux server of our own (`tmux -L <server>`), never the user's default one. Each MAM session

@@ -1,0 +1,381 @@
+import { spawn as spawnChild } from 'node:child_process';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { sleep } from '../store/lock';
+import { MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
+import { shellQuote } from './shellQuote';
+import { serverEnvironment } from './tmux';
+
+export interface HerdrOptions {
+  /** The herdr session name (`herdr --session <name>`): one server per session. */
+  session: string;
+  /** Environment herdr runs with; also where the socket is looked up (XDG_CONFIG_HOME, HOME). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** How to run herdr; default ['herdr']. */
+  herdrCommand?: string[];
+}
+
+/** The states `pane.report_agent` accepts (`done` is herdr's own, never reported). */
+export type HerdrAgentState = 'idle' | 'working' | 'blocked' | 'unknown';
+
+/** herdr refused a call or could not be reached. `code` is herdr's error code, or ours for transport failures. */
+export class HerdrError extends MuxError {
+  constructor(
+    readonly method: string,
+    /** herdr's code (`pane_not_found`, `invalid_request`, …), or `not_running`, `timeout`, `bad_response`. */
+    override readonly code: string,
+    detail: string,
+  ) {
+    super(`herdr ${method} failed (${code}): ${detail}`);
+    this.name = 'HerdrError';
+  }
+}
+
+const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** sun_path holds 108 bytes on Linux, NUL included. */
+const MAX_SOCKET_PATH = 107;
+const CALL_TIMEOUT_MS = 10_000;
+const PING_TIMEOUT_MS = 2000;
+const START_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 10_000;
+const SHELL_READY_MS = 3000;
+/** A terminal in canonical mode keeps at most 4095 bytes of one line; the rest is dropped. */
+const MAX_TYPED_LINE = 4000;
+const GONE = new Set(['pane_not_found', 'not_found', 'not_running']);
+
+interface WorkspaceInfo { workspace_id: string; label?: string }
+interface HerdrPane { pane_id: string; workspace_id: string; cwd?: string; foreground_cwd?: string }
+interface ProcessInfo { shell_pid?: number; foreground_processes?: Array<{ pid: number; name: string; cwd?: string }> }
+
+let requestCounter = 0;
+
+/**
+ * One herdr session (https://herdr.dev), driven over its socket API (docs/herdr-socket-api.md).
+ * Each spawned program gets a workspace of its own, labelled with the MAM session name: its root
+ * pane is then the workspace's only pane, so the pane id never shifts when other panes close
+ * (herdr renumbers the panes of a workspace), and the label survives in herdr's own UI.
+ */
+export class HerdrBackend implements Multiplexer {
+  readonly kind = 'herdr' as const;
+  readonly server: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly herdrCommand: string[];
+  private readonly socketPath: string;
+  /** Whether the server knows the [next] `pane.process_info`; learned on first use. */
+  private processInfoKnown: boolean | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(options: HerdrOptions) {
+    if (!SESSION_NAME.test(options.session) || options.session === '.' || options.session === '..') {
+      throw new MuxError(`invalid herdr session name '${options.session}': use 1-64 letters, digits, '.', '_' or '-'`);
+    }
+    this.server = options.session;
+    this.env = options.env ?? process.env;
+    this.herdrCommand = options.herdrCommand?.length ? [...options.herdrCommand] : ['herdr'];
+    this.socketPath = herdrSocketPath(this.server, this.env);
+  }
+
+  /**
+   * herdr's released CLI attaches to a whole session (`herdr session attach <name>`); there is no
+   * released way to attach to one pane. The pane is the only one in the workspace labelled with
+   * the MAM session name, so the user finds it in herdr's sidebar.
+   */
+  attachArgv(_paneId: string): string[] {
+    return [...this.herdrCommand, 'session', 'attach', this.server];
+  }
+
+  async isRunning(): Promise<boolean> {
+    try {
+      await this.call('ping', {}, PING_TIMEOUT_MS);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async spawn(request: SpawnRequest): Promise<SpawnedPane> {
+    const line = commandLine(request);
+    await this.ensureServer();
+    const created = await this.call('workspace.create', { cwd: request.cwd, label: request.label, focus: false });
+    const paneId = await this.rootPane(created);
+    await this.waitForShell(paneId);
+    await this.call('pane.send_input', { pane_id: paneId, text: line, keys: ['Enter'] });
+    // `exec` keeps the shell's pid for the program, so the shell's pid is the program's.
+    const info = await this.processInfo(paneId).catch((err: unknown) => {
+      if (err instanceof HerdrError) return null; // e.g. the program already ended; the pid is optional
+      throw err;
+    });
+    return { id: paneId, pid: info?.shell_pid ?? null };
+  }
+
+  async listPanes(): Promise<PaneInfo[]> {
+    let panes: HerdrPane[];
+    let workspaces: WorkspaceInfo[];
+    try {
+      const [paneList, workspaceList] = await Promise.all([this.call('pane.list', {}), this.call('workspace.list', {})]);
+      panes = arrayField<HerdrPane>(paneList, 'panes', 'pane.list');
+      workspaces = arrayField<WorkspaceInfo>(workspaceList, 'workspaces', 'workspace.list');
+    } catch (err) {
+      if (err instanceof HerdrError && err.code === 'not_running') return [];
+      throw err;
+    }
+    const labels = new Map(workspaces.map((w) => [w.workspace_id, w.label ?? null]));
+    const listed = await Promise.all(
+      panes.map(async (pane): Promise<PaneInfo | null> => {
+        let info: ProcessInfo | null;
+        try {
+          info = await this.processInfo(pane.pane_id);
+        } catch (err) {
+          if (err instanceof HerdrError && GONE.has(err.code)) return null; // closed since pane.list
+          throw err;
+        }
+        const foreground = info?.foreground_processes?.[0];
+        return {
+          id: pane.pane_id,
+          // herdr closes a pane whose program ended; one it keeps open with no process left is dead.
+          alive: info === null || info.shell_pid !== undefined || foreground !== undefined,
+          pid: info?.shell_pid ?? null,
+          command: foreground?.name ?? null,
+          cwd: foreground?.cwd ?? pane.foreground_cwd ?? pane.cwd ?? null,
+          label: labels.get(pane.workspace_id) ?? null,
+        };
+      }),
+    );
+    return listed.filter((p): p is PaneInfo => p !== null);
+  }
+
+  async capture(paneId: string): Promise<string> {
+    const result = await this.call('pane.read', { pane_id: paneId, source: 'visible' });
+    const read = (result as { read?: { text?: unknown } }).read;
+    if (typeof read?.text !== 'string') throw new HerdrError('pane.read', 'bad_response', 'no read.text in the answer');
+    return read.text;
+  }
+
+  async sendText(paneId: string, text: string): Promise<void> {
+    await this.call('pane.send_text', { pane_id: paneId, text });
+  }
+
+  async sendKeys(paneId: string, keys: readonly Key[]): Promise<void> {
+    await this.call('pane.send_keys', { pane_id: paneId, keys: keys.map(herdrKey) });
+  }
+
+  async kill(paneId: string): Promise<void> {
+    try {
+      await this.call('pane.close', { pane_id: paneId });
+    } catch (err) {
+      if (!(err instanceof HerdrError && GONE.has(err.code))) throw err;
+    }
+  }
+
+  async killServer(): Promise<void> {
+    try {
+      await this.call('server.stop', {});
+    } catch (err) {
+      if (!(err instanceof HerdrError && err.code === 'not_running')) throw err;
+    }
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    while (await this.isRunning()) {
+      if (Date.now() > deadline) throw new MuxError(`herdr session ${this.server} still answers ${STOP_TIMEOUT_MS / 1000} s after server.stop`);
+      await sleep(50);
+    }
+  }
+
+  /**
+   * Tells herdr what the agent in a pane is doing, so herdr's sidebar shows the job's state. While
+   * reported, this overrides herdr's own detection for the pane; `agent` is the label herdr shows.
+   */
+  async reportAgent(paneId: string, state: HerdrAgentState, message?: string, agent = 'mam'): Promise<void> {
+    const params: Record<string, unknown> = { pane_id: paneId, source: 'custom:mam', agent, state };
+    if (message !== undefined) params.message = message;
+    await this.call('pane.report_agent', params);
+  }
+
+  /** `pane.process_info` ([next]), or null from a herdr that does not have it. */
+  private async processInfo(paneId: string): Promise<ProcessInfo | null> {
+    if (this.processInfoKnown === false) return null;
+    try {
+      const result = await this.call('pane.process_info', { pane_id: paneId });
+      this.processInfoKnown = true;
+      return ((result as { process_info?: ProcessInfo }).process_info ?? {}) as ProcessInfo;
+    } catch (err) {
+      // A released herdr answers an unknown method with invalid_request.
+      if (err instanceof HerdrError && err.code === 'invalid_request' && this.processInfoKnown === undefined) {
+        this.processInfoKnown = false;
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  /** Accepts both answers herdr documents: `workspace_created` with its root pane, or bare `workspace_info`. */
+  private async rootPane(created: unknown): Promise<string> {
+    const r = created as { type?: string; root_pane?: { pane_id?: unknown }; workspace?: { workspace_id?: unknown } };
+    if (typeof r.root_pane?.pane_id === 'string') return r.root_pane.pane_id;
+    const workspaceId = r.workspace?.workspace_id;
+    if (typeof workspaceId !== 'string') throw new HerdrError('workspace.create', 'bad_response', `no workspace in a '${r.type}' answer`);
+    const panes = arrayField<HerdrPane>(await this.call('pane.list', { workspace_id: workspaceId }), 'panes', 'pane.list');
+    const pane = panes.find((p) => p.workspace_id === workspaceId);
+    if (!pane) throw new HerdrError('pane.list', 'bad_response', `workspace ${workspaceId} has no pane`);
+    return pane.pane_id;
+  }
+
+  /**
+   * Types nothing until the new pane's shell has drawn something (its prompt), within a bound:
+   * some shells' start-up files read or flush the terminal, and text typed into it then is lost.
+   */
+  private async waitForShell(paneId: string): Promise<void> {
+    const deadline = Date.now() + SHELL_READY_MS;
+    while (Date.now() < deadline) {
+      if ((await this.capture(paneId)).trim() !== '') return;
+      await sleep(20);
+    }
+  }
+
+  /** Starts the server as a user would (`herdr --session <name> server`), once, and waits for it to answer. */
+  private ensureServer(): Promise<void> {
+    this.starting ??= this.startServer().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async startServer(): Promise<void> {
+    if (await this.isRunning()) return;
+    const [file, ...args] = this.herdrCommand;
+    const child = spawnChild(file!, [...args, '--session', this.server, 'server'], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: '/',
+      env: herdrServerEnvironment(this.env),
+    });
+    let failure: Error | undefined;
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      failure = err.code === 'ENOENT' ? new MuxError(`herdr is not installed: '${file}' is not on PATH (see https://herdr.dev)`) : err;
+    });
+    child.unref();
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await this.isRunning())) {
+      if (failure) throw failure;
+      if (Date.now() > deadline) throw new MuxError(`herdr session ${this.server} did not answer on ${this.socketPath} within ${START_TIMEOUT_MS / 1000} s of starting it`);
+      await sleep(50);
+    }
+  }
+
+  /** One request on its own connection, as herdr serves them; rejects with a HerdrError. */
+  private call(method: string, params: Record<string, unknown>, timeoutMs = CALL_TIMEOUT_MS): Promise<unknown> {
+    return herdrCall(this.socketPath, method, params, timeoutMs);
+  }
+}
+
+/**
+ * The environment the server starts with: tmux's rules (serverEnvironment), and none of the
+ * variables herdr gives its own panes. MAM may itself run in a herdr pane; an inherited
+ * HERDR_SOCKET_PATH or HERDR_SESSION would point the new server, or a program in it, at that other
+ * session (herdr's older docs let HERDR_SOCKET_PATH beat --session).
+ */
+function herdrServerEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out = serverEnvironment(env);
+  for (const key of ['HERDR_SOCKET_PATH', 'HERDR_SESSION', 'HERDR_ENV', 'HERDR_WORKSPACE_ID', 'HERDR_TAB_ID', 'HERDR_PANE_ID']) delete out[key];
+  return out;
+}
+
+/** `$XDG_CONFIG_HOME/herdr/sessions/<session>/herdr.sock`, else under `$HOME/.config`. */
+export function herdrSocketPath(session: string, env: NodeJS.ProcessEnv): string {
+  const config = env.XDG_CONFIG_HOME || path.join(env.HOME || '/', '.config');
+  const socket = path.join(config, 'herdr', 'sessions', session, 'herdr.sock');
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+    throw new MuxError(`the herdr socket path is too long for a Unix socket (${Buffer.byteLength(socket)} > ${MAX_SOCKET_PATH} bytes): ${socket}`);
+  }
+  return socket;
+}
+
+/**
+ * The line typed into a new pane's shell to run the program. herdr's released API cannot start a
+ * pane with a command: a pane starts the user's shell and runs a command by having it typed
+ * (herdr's own `pane run` does this). `exec` makes the program replace the shell, so the pane
+ * ends when the program does, as a tmux pane would; `env` sets its environment without the
+ * shell's help. Every word is quoted (shellQuote.ts).
+ */
+export function commandLine(request: SpawnRequest): string {
+  if (request.argv.length === 0) throw new MuxError('nothing to run: empty command');
+  if (request.argv[0]!.includes('=')) throw new MuxError(`cannot run '${request.argv[0]}' in a herdr pane: env would take a program name with '=' for a variable`);
+  const assignments = Object.entries(request.env).map(([key, value]) => {
+    if (key === '' || key.includes('=')) throw new MuxError(`invalid environment variable name '${key}'`);
+    return `${key}=${value}`;
+  });
+  const words = ['exec', 'env', '--', ...assignments, ...request.argv];
+  // A line editor acts on control characters typed into it (a tab completes), whatever the quoting.
+  const control = words.find((w) => /[\u0000-\u0009\u000b-\u001f\u007f]/.test(w));
+  if (control !== undefined) throw new MuxError(`cannot type ${JSON.stringify(control)} into a herdr pane: it holds a control character`);
+  const line = `${words.slice(0, 3).join(' ')} ${shellQuote(words.slice(3))}`;
+  if (line.split('\n').some((l) => Buffer.byteLength(l) > MAX_TYPED_LINE)) {
+    throw new MuxError(`the command line for a herdr pane is too long to type (over ${MAX_TYPED_LINE} bytes on one line); pass long values in a file`);
+  }
+  return line;
+}
+
+/** Our key names as herdr's released API spells them; C-d has no name there, but any one character is a key. */
+function herdrKey(key: Key): string {
+  switch (key) {
+    case 'Escape':
+      return 'Esc';
+    case 'BSpace':
+      return 'Backspace';
+    case 'C-d':
+      return '\u0004';
+    default:
+      return key;
+  }
+}
+
+function arrayField<T>(result: unknown, field: string, method: string): T[] {
+  const value = (result as Record<string, unknown> | null)?.[field];
+  if (!Array.isArray(value)) throw new HerdrError(method, 'bad_response', `no '${field}' list in the answer`);
+  return value as T[];
+}
+
+/** Sends one request on a fresh connection and resolves its `result`. */
+export function herdrCall(socketPath: string, method: string, params: Record<string, unknown>, timeoutMs = CALL_TIMEOUT_MS): Promise<unknown> {
+  const id = `mam_${process.pid}_${++requestCounter}`;
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(socketPath);
+    let buffer = '';
+    let settled = false;
+    const settle = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      fn();
+    };
+    const timer = setTimeout(() => settle(() => reject(new HerdrError(method, 'timeout', `no answer on ${socketPath} within ${timeoutMs} ms`))), timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(`${JSON.stringify({ id, method, params })}\n`));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      const nl = buffer.indexOf('\n');
+      if (nl >= 0) settle(() => answer(buffer.slice(0, nl)));
+    });
+    socket.on('end', () => settle(() => reject(new HerdrError(method, 'bad_response', 'the server closed the connection without an answer'))));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      const down = err.code === 'ENOENT' || err.code === 'ECONNREFUSED';
+      settle(() => reject(new HerdrError(method, down ? 'not_running' : (err.code ?? 'socket_error'), down ? `no herdr server on ${socketPath}` : err.message)));
+    });
+
+    function answer(line: string): void {
+      let response: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+      try {
+        response = JSON.parse(line) as typeof response;
+      } catch {
+        return reject(new HerdrError(method, 'bad_response', `not JSON: ${line.slice(0, 200)}`));
+      }
+      if (response.error) {
+        return reject(new HerdrError(method, String(response.error.code ?? 'unknown'), String(response.error.message ?? '')));
+      }
+      if (response.id !== id || typeof response.result !== 'object' || response.result === null) {
+        return reject(new HerdrError(method, 'bad_response', `an answer that does not match request ${id}: ${line.slice(0, 200)}`));
+      }
+      resolve(response.result);
+    }
+  });
+}
