@@ -18,7 +18,15 @@ const common = {
 };
 const entries = [
   { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // dist/cli.js serves `mam event` itself and loads dist/cli-main.js for everything else.
+  {
+    entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli.js',
+    banner: { js: '#!/usr/bin/env node' },
+    // mqtt-packet's parser needs only bl's BufferList, not bl's stream (which pulls in readable-stream).
+    alias: { bl: 'bl/BufferList.js', debug: './scripts/stubs/debug.cjs' },
+  },
+  { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },
 ];
 
 mkdirSync('dist', { recursive: true });

@@ -4,6 +4,8 @@ import { printable } from '../core/base/ids';
 import { ControlPlane } from '../core/controlPlane';
 import { realMuxFactory } from '../core/mux';
 import { SessionService } from '../core/sessions/sessionService';
+import { JobEngine } from '../core/jobs/jobEngine';
+import * as path from 'node:path';
 import { findWorkspace } from '../core/config/workspace';
 import { resolveConfig, type ResolvedConfig } from '../core/config/settings';
 import { GLOBAL_OPTIONS, parseCommandArgs, type OptionSpec } from './args';
@@ -56,7 +58,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout(commandHelp(command));
     return ExitCode.ok;
   }
-  return command.run(makeContext(args, io));
+  const ctx = makeContext(args, io);
+  try {
+    return await command.run(ctx);
+  } finally {
+    ctx.dispose();
+  }
 }
 
 function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
@@ -65,6 +72,7 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
   let config: ResolvedConfig | undefined;
   let controlPlane: ControlPlane | undefined;
   let sessions: SessionService | undefined;
+  let jobs: JobEngine | undefined;
   const ctx: CommandContext = {
     args,
     io,
@@ -77,8 +85,24 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
     controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
     sessions: () =>
       (sessions ??= new SessionService({ controlPlane: ctx.controlPlane(), config: ctx.config(), logger, env: io.env, muxFactory: realMuxFactory(io.env) })),
+    jobs: () =>
+      (jobs ??= new JobEngine({
+        controlPlane: ctx.controlPlane(),
+        config: ctx.config(),
+        sessions: ctx.sessions(),
+        muxFactory: realMuxFactory(io.env),
+        logger,
+        env: io.env,
+        cliPath: cliPath(),
+      })),
+    dispose: () => jobs?.dispose(),
   };
   return ctx;
+}
+
+/** The bundled CLI agents run for events: dist/cli.js beside this bundle (dist/cli-main.js). */
+function cliPath(): string {
+  return path.join(__dirname, 'cli.js');
 }
 
 function stderrLogger(io: CliIo): Logger {
@@ -101,7 +125,7 @@ function mainHelp(): string {
   ];
   const entries: Array<[string, string]> = [
     ...GROUPS.map((g): [string, string] => [g.name, g.summary]),
-    ...COMMANDS.filter((c) => c.path.length === 1).map((c): [string, string] => [c.path[0]!, c.summary]),
+    ...COMMANDS.filter((c) => c.path.length === 1 && !c.hidden).map((c): [string, string] => [c.path[0]!, c.summary]),
   ];
   const width = Math.max(...entries.map(([n]) => n.length));
   for (const [n, s] of entries) lines.push(`  ${n.padEnd(width)}  ${s}`);
@@ -112,7 +136,7 @@ function mainHelp(): string {
 
 function groupHelp(groupName: string): string {
   const group = GROUPS.find((g) => g.name === groupName)!;
-  const members = COMMANDS.filter((c) => c.path[0] === groupName && c.path.length === 2);
+  const members = COMMANDS.filter((c) => c.path[0] === groupName && c.path.length === 2 && !c.hidden);
   const width = Math.max(...members.map((c) => c.path[1]!.length));
   return [
     `mam ${groupName} — ${group.summary}`,

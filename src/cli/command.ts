@@ -2,6 +2,7 @@ import type { Logger } from '../core/base/log';
 import type { ControlPlane } from '../core/controlPlane';
 import type { ResolvedConfig } from '../core/config/settings';
 import type { SessionService } from '../core/sessions/sessionService';
+import type { JobEngine } from '../core/jobs/jobEngine';
 import type { OptionSpec, ParsedArgs, PositionalSpec } from './args';
 
 export interface CliIo {
@@ -24,6 +25,10 @@ export interface CommandContext {
   config(): ResolvedConfig;
   controlPlane(): ControlPlane;
   sessions(): SessionService;
+  /** The jobs engine (connects to the broker only when a command asks it to). */
+  jobs(): JobEngine;
+  /** Releases what the command opened (the broker connection). */
+  dispose(): void;
 }
 
 export interface Command {
@@ -34,6 +39,8 @@ export interface Command {
   positionals?: readonly PositionalSpec[];
   /** Extra lines for `--help`: examples, notes. */
   details?: string;
+  /** Left out of `mam --help` and group help (an internal entry point, e.g. `broker serve`); `--help` after it still works. */
+  hidden?: boolean;
   /** Resolves with the exit code. */
   run(ctx: CommandContext): Promise<number>;
 }

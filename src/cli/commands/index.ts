@@ -1,6 +1,8 @@
 import type { Command } from '../command';
+import { brokerCommands } from './broker';
 import { doctorCommand } from './doctor';
 import { jobCommands } from './job';
+import { monitorCommand } from './monitor';
 import { orchestratorCommands } from './orchestrator';
 import { sessionCommands } from './session';
 import { worktreeCommands } from './worktree';
@@ -13,9 +15,10 @@ export interface CommandGroup {
 /** Command groups in the order `mam --help` shows them. */
 export const GROUPS: readonly CommandGroup[] = [
   { name: 'session', summary: 'agent sessions: create, stop, resume, status, send, monitor, list' },
-  { name: 'job', summary: 'delegated jobs: list, status, logs' },
+  { name: 'job', summary: 'delegated jobs: submit, cancel, verify, list, status, logs' },
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
   { name: 'orchestrator', summary: "register the orchestrator's own conversation" },
+  { name: 'broker', summary: 'the embedded MQTT broker: start, stop, status' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...worktreeCommands, ...orchestratorCommands, doctorCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, monitorCommand, doctorCommand];

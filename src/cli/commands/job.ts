@@ -3,6 +3,7 @@ import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
 import type { AuditEntry } from '../../core/store/auditLog';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
+import { jobActionCommands } from './jobSubmit';
 
 const JOB_ID = [{ name: 'job', description: 'the job ID (or use --job)' }] as const;
 const JOB_OPTION = { job: { kind: 'string' as const, value: 'ID', description: 'the job ID' } };
@@ -82,7 +83,12 @@ const status: Command = {
       ['last seq', job.seq],
       ['parent job', job.parent_job],
       ['detail', job.detail],
+      ['delivery', job.delivery],
+      ['timers', job.timers ? `T ${job.timers.start_timeout_s}s, idle ${job.timers.idle_timeout_s}s, budget ${job.timers.timeout_s}s, heartbeat ${job.timers.heartbeat_s}s` : null],
+      ['brief', job.brief],
+      ['report', job.report],
       ['events', audit.entries.filter((e) => e.type === 'event').length],
+      ...(job.late_events?.length ? [['late', job.late_events.map((l) => `${l.event} (seq ${l.seq}) at ${l.at}`).join('; ')] as [string, unknown]] : []),
     ];
     for (const [k, v] of rows) ctx.out(`${k.padEnd(10)}  ${dash(v)}`);
     return 0;
@@ -113,7 +119,7 @@ const logs: Command = {
 export function formatEntry(e: AuditEntry): string {
   switch (e.type) {
     case 'event':
-      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}`;
+      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}${e.late ? '  (late: the job had already ended)' : ''}`;
     case 'transition':
       return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}`;
     case 'note':
@@ -132,4 +138,4 @@ function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-export const jobCommands: readonly Command[] = [list, status, logs];
+export const jobCommands: readonly Command[] = [...jobActionCommands, list, status, logs];

@@ -1,6 +1,7 @@
 import { AGENT_NAMES } from '../../core/agents';
 import { splitWords } from '../../core/base/words';
 import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
+import { onboardSession } from '../../core/jobs/onboard';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 import { sessionMonitor, sessionStatusCommand } from './sessionStatus';
@@ -54,6 +55,8 @@ const create: Command = {
     mux: { kind: 'string', value: 'tmux|herdr', description: 'the multiplexer (default: MAM_MUX, else tmux)' },
     server: { kind: 'string', value: 'NAME', description: 'the multiplexer server (default: mam-<workspace>)' },
     command: { kind: 'string', value: '"PROGRAM ARGS"', description: 'run this instead of the agent’s program (split into words; no shell is involved)' },
+    onboard: { kind: 'boolean', description: 'delegate the onboarding job that teaches the agent the event protocol, and wait for it' },
+    'onboard-timeout': { kind: 'seconds', value: 'S', description: 'how long onboarding may take (default: the job budget)' },
     ...JSON_OPTION,
   },
   details: [
@@ -73,9 +76,16 @@ const create: Command = {
       ...(o.server !== undefined ? { server: o.server as string } : {}),
       ...(o.command !== undefined ? { command: splitWords(o.command as string) } : {}),
     });
-    if (o.json) ctx.json(row);
-    else ctx.out(`Created session ${row.name} (${row.agent}, ${row.role}) in pane ${row.target} of ${row.mux} server ${row.server}.\nAttach: ${attachHint(ctx, row)}`);
-    return 0;
+    if (!o.json) ctx.out(`Created session ${row.name} (${row.agent}, ${row.role}) in pane ${row.target} of ${row.mux} server ${row.server}.\nAttach: ${attachHint(ctx, row)}`);
+    if (!o.onboard) {
+      if (o.json) ctx.json(row);
+      return 0;
+    }
+    const onboarding = await onboardSession(ctx.jobs(), row.name, o['onboard-timeout'] !== undefined ? { timeoutS: o['onboard-timeout'] as number } : {});
+    if (o.json) ctx.json({ ...row, onboarding: onboarding.job, exit_code: onboarding.exitCode });
+    else if (onboarding.exitCode === 0) ctx.out(`Onboarded ${row.name} (job ${onboarding.job.id}).`);
+    else ctx.out(`Onboarding of ${row.name} ${onboarding.exitCode === 45 ? 'did not finish in time' : 'failed'}: job ${onboarding.job.id} ${onboarding.job.state} (${onboarding.job.reason ?? '-'}). The session is kept.`);
+    return onboarding.exitCode;
   },
 };
 

@@ -12,6 +12,37 @@ export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.has(state);
 }
 
+/** The job's timers, fixed when it is submitted (flags > env > settings > .mam.env > defaults). */
+export interface JobTimers {
+  /** T: seconds after delivery for `started`. */
+  start_timeout_s: number;
+  /** N: the heartbeat period asked of the agent. */
+  heartbeat_s: number;
+  /** K×N: seconds without any event before a started job times out. */
+  idle_timeout_s: number;
+  /** The wall-clock budget from delivery. */
+  timeout_s: number;
+}
+
+/** Where the job runs: a local session (and its pane when dispatched) or a remote runner. */
+export interface JobTarget {
+  kind: 'local' | 'remote';
+  /** The session (local) or runner (remote) name. */
+  name: string;
+  mux?: 'tmux' | 'herdr';
+  server?: string;
+  pane?: string | null;
+  /** The pane's process: the job fails at once with `agent_exited` when it is gone. */
+  pane_pid?: number | null;
+}
+
+/** The process that submitted the job and waits on it; another process adopts the job only when it is gone. */
+export interface JobOwner {
+  pid: number;
+  host: string;
+  token: string;
+}
+
 /**
  * The live job record, `.mam/jobs/<id>.json`. The fields below are the ones every reader relies on;
  * the jobs engine may keep more (they are preserved as they are).
@@ -32,6 +63,27 @@ export interface JobRecord {
   parent_job: string | null;
   /** Last `detail` an event carried, for list views. */
   detail: string | null;
+  target?: JobTarget;
+  timers?: JobTimers;
+  /** Events are signed with the token in `.mam/jobs/<id>/token` and unsigned ones refused. */
+  signed?: boolean;
+  /** Absolute path of the brief the agent is told to read. */
+  brief?: string;
+  owner?: JobOwner | null;
+  /** How the prompt went in: typed (and taken), unconfirmed (typed, Enter not confirmed), or not at all. */
+  delivery?: 'pending' | 'typed' | 'unconfirmed' | 'failed' | null;
+  dispatched_at?: string | null;
+  /** When the prompt was in (typed and Enter pressed): T and the budget count from here. */
+  delivered_at?: string | null;
+  started_at?: string | null;
+  last_event_at?: string | null;
+  finished_at?: string | null;
+  /** Seqs skipped by a later event, still welcome (from the outbox) but never twice. */
+  missing?: number[];
+  /** Events that arrived after the job had ended, e.g. a completion after a timeout. */
+  late_events?: Array<{ seq: number; event: string; at: string }>;
+  /** The last report handed in, as a path in the audit folder. */
+  report?: string | null;
   [extra: string]: unknown;
 }
 

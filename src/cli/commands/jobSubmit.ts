@@ -1,0 +1,88 @@
+import { JOB_TYPES } from '../../core/jobs/jobSchema';
+import { submitJob } from '../../core/jobs/submit';
+import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
+import { JSON_OPTION, type Command } from '../command';
+
+const submit: Command = {
+  path: ['job', 'submit'],
+  summary: 'delegate a job to a session and wait for its outcome',
+  options: {
+    session: { kind: 'string', value: 'TARGET', required: true, description: 'NAME, tmux:NAME, herdr:NAME or remote:NAME' },
+    prompt: { kind: 'string', value: 'TEXT', description: 'the task (or use --brief)' },
+    brief: { kind: 'string', value: 'FILE', description: 'a file holding the task (any language, any length)' },
+    role: { kind: 'string', value: 'ROLE', description: 'the role the agent plays in this job (worker, reviewer, …)' },
+    type: { kind: 'string', value: 'TYPE', description: `${JOB_TYPES.join(', ')} (default direct)` },
+    timeout: { kind: 'seconds', value: 'S', description: 'wall-clock budget (default MAM_JOB_TIMEOUT_S, 3600)' },
+    'idle-timeout': { kind: 'seconds', value: 'S', description: 'K×N: seconds without an event before timing out (default 120)' },
+    'start-timeout': { kind: 'seconds', value: 'S', description: 'T: seconds for the agent to publish started (default 180)' },
+    heartbeat: { kind: 'seconds', value: 'N', description: 'the heartbeat period asked of the agent (default 30)' },
+    'parent-job': { kind: 'string', value: 'ID', description: 'the job this one is part of' },
+    'no-wait': { kind: 'boolean', description: 'return once the prompt is delivered' },
+    ...JSON_OPTION,
+  },
+  details: [
+    'Exit status: 0 completed; 1 failed or no started within T; 2 deadline or wall-clock timeout;',
+    '3 broker unusable; 5 not delivered (session busy, target not found, claimed by another attempt); 64 bad input.',
+    '',
+    'The agent gets one short line naming the job and its brief (.mam/jobs/ID/brief.md), which holds the',
+    'task and the exact `mam event` commands to run.',
+  ].join('\n'),
+  async run(ctx) {
+    const o = ctx.args.options;
+    const engine = ctx.jobs();
+    const json = Boolean(o.json);
+    engine.ledger.onDidChangeJob(({ job, previous }) => {
+      if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
+    });
+    const result = await submitJob(engine, {
+      session: o.session as string,
+      wait: !o['no-wait'],
+      baseDir: ctx.io.cwd,
+      ...(o.prompt !== undefined ? { prompt: o.prompt as string } : {}),
+      ...(o.brief !== undefined ? { briefFile: o.brief as string } : {}),
+      ...(o.role !== undefined ? { role: o.role as string } : {}),
+      ...(o.type !== undefined ? { type: o.type as string } : {}),
+      ...(o.timeout !== undefined ? { timeoutS: o.timeout as number } : {}),
+      ...(o['idle-timeout'] !== undefined ? { idleTimeoutS: o['idle-timeout'] as number } : {}),
+      ...(o['start-timeout'] !== undefined ? { startTimeoutS: o['start-timeout'] as number } : {}),
+      ...(o.heartbeat !== undefined ? { heartbeatS: o.heartbeat as number } : {}),
+      ...(o['parent-job'] !== undefined ? { parentJob: o['parent-job'] as string } : {}),
+    });
+    const job = result.job;
+    if (json) ctx.json({ ...job, exit_code: result.exitCode });
+    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${job.detail}` : ''}`);
+    return result.exitCode;
+  },
+};
+
+const cancel: Command = {
+  path: ['job', 'cancel'],
+  summary: 'cancel an open job (its session is freed; late events are kept)',
+  positionals: [{ name: 'job', description: 'the job ID', required: true }],
+  options: { ...JSON_OPTION },
+  async run(ctx) {
+    const { job, changed } = await cancelJob(ctx.jobs(), ctx.args.positionals[0]!);
+    if (ctx.args.options.json) ctx.json(job);
+    else ctx.out(changed ? `Cancelled ${job.id}.` : `${job.id} had already ended: ${job.state}${job.reason ? ` (${job.reason})` : ''}.`);
+    return 0;
+  },
+};
+
+const verify: Command = {
+  path: ['job', 'verify'],
+  summary: "run a validation command against a job's artefacts and record the result",
+  positionals: [{ name: 'job', description: 'the job ID', required: true }],
+  options: {
+    validate: { kind: 'string', value: 'CMD', required: true, description: 'the command (split into words, never run by a shell); it gets MAM_JOB_ID, MAM_JOB_REPORT, MAM_JOB_DIR' },
+    ...JSON_OPTION,
+  },
+  details: 'Exit status: 0 when the command succeeded, 1 when it failed.',
+  async run(ctx) {
+    const result = await verifyJob(ctx.jobs(), ctx.args.positionals[0]!, ctx.args.options.validate as string);
+    if (ctx.args.options.json) ctx.json(result);
+    else ctx.out(`${result.passed ? 'passed' : 'failed'}: ${result.command.join(' ')} exited ${result.exit_code}${result.output_tail ? `\n${result.output_tail}` : ''}`);
+    return result.passed ? 0 : 1;
+  },
+};
+
+export const jobActionCommands: readonly Command[] = [submit, cancel, verify];

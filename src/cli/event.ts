@@ -1,0 +1,181 @@
+/**
+ * `mam event …`: what an agent runs, once per event, inside its turn. Kept lean on purpose: it
+ * loads the protocol, the outbox, a one-shot MQTT publisher and the settings parser — no SQLite,
+ * no YAML, no MQTT.js — so it costs little more than starting Node.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { parseArgs } from 'node:util';
+import { ExitCode, MamError, UsageError, errorMessage } from '../core/base/errors';
+import { resolveConfig } from '../core/config/settings';
+import { findWorkspace } from '../core/config/workspace';
+import { isAlive, sleep } from '../core/store/lock';
+import { ControlPlanePaths } from '../core/store/paths';
+import { EVENT_NAMES, type EventName } from '../core/messaging/protocol';
+import { publishJobEvent } from '../core/messaging/publisher';
+import type { QuickEndpoint } from '../core/messaging/quickPublish';
+import { externalBroker, readEmbeddedEndpoint } from '../core/messaging/brokerEndpoint';
+
+const HELP = `mam event — publish a job event (agents run this; the job's brief gives the exact lines)
+
+Usage: mam event EVENT --job ID [--detail TEXT] [--heartbeat N] [--report FILE]
+
+  EVENT             ${EVENT_NAMES.join(', ')}
+  --job ID          the job
+  --detail TEXT     a short note shown with the event
+  --heartbeat N     with started: publish a heartbeat every N seconds until the job ends or the agent's pane closes
+  --report FILE     with completed: hand in a report (reviewers end it with [VERDICT: PASS] or [VERDICT: NOT PASS])
+  --workspace DIR   the workspace (default: $MAM_WORKSPACE, else the nearest .mam/ or git root)
+  --json            print the published event as JSON
+
+The event is written to the job's outbox on disk before it is sent, so it is never lost: if the broker
+cannot be reached it stays there, and the command still exits 0 with a warning.
+`;
+
+export async function runEventCommand(argv: readonly string[], io: { stdout(t: string): void; stderr(t: string): void; env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
+  try {
+    if (argv[0] === '__heartbeat') return await heartbeatLoop(argv.slice(1), io.env, io.cwd);
+    const { values, positionals } = parseEventArgs(argv);
+    if (values.help) {
+      io.stdout(HELP);
+      return 0;
+    }
+    const event = positionals[0];
+    if (event === undefined) throw new UsageError(`mam event: which event? one of ${EVENT_NAMES.join(', ')}`);
+    if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`mam event: unknown event '${event.slice(0, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
+    if (positionals.length > 1) throw new UsageError(`mam event: unexpected argument '${positionals[1]!.slice(0, 40)}'`);
+    if (!values.job) throw new UsageError('mam event: --job is required');
+    const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
+    if (heartbeat !== undefined && !(Number.isFinite(heartbeat) && heartbeat > 0 && /^\d+(\.\d+)?$/.test(values.heartbeat!))) {
+      throw new UsageError(`mam event: --heartbeat must be a positive number of seconds (got '${values.heartbeat}')`);
+    }
+    if (heartbeat !== undefined && event !== 'started') throw new UsageError('mam event: --heartbeat goes with started');
+    const workspace = findWorkspace({ flag: values.workspace, env: io.env, cwd: io.cwd }).root;
+    const result = await publishJobEvent({
+      workspace,
+      jobId: values.job,
+      event: event as EventName,
+      ...(values.detail !== undefined ? { detail: values.detail } : {}),
+      ...(heartbeat !== undefined ? { heartbeat } : {}),
+      ...(values.report !== undefined ? { reportFile: values.report } : {}),
+      sender: io.env.MAM_SESSION || `${os.hostname()}:${process.pid}`,
+      endpoint: brokerEndpoint(workspace, io.env),
+    });
+    if (heartbeat !== undefined) startHeartbeat(workspace, values.job, heartbeat, io.env);
+    if (values.json) io.stdout(`${JSON.stringify(result.payload)}\n`);
+    else if (result.delivered) io.stdout(`event ${event} (seq ${result.payload.seq}) delivered\n`);
+    if (!result.delivered) {
+      io.stderr(`mam: warning: ${result.problem}; event ${event} (seq ${result.payload.seq}) is safe in the job's outbox and will be delivered later\n`);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof MamError) {
+      io.stderr(`mam: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.stderr(`mam: internal error: ${errorMessage(err)}\n`);
+    return ExitCode.internal;
+  }
+}
+
+function parseEventArgs(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        job: { type: 'string' },
+        detail: { type: 'string' },
+        heartbeat: { type: 'string' },
+        report: { type: 'string' },
+        workspace: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    const m = /'(-{1,2}[^'\s]+)/.exec((err as Error).message);
+    throw new UsageError(`mam event: ${(err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${m?.[1] ?? ''}` : (err as Error).message.split('\n')[0]}; see 'mam event --help'`);
+  }
+}
+
+/** The broker to publish to: the configured external one, else the workspace's running embedded one. */
+function brokerEndpoint(workspace: string, env: NodeJS.ProcessEnv): QuickEndpoint | undefined {
+  return externalBroker(resolveConfig({ workspace, env })) ?? readEmbeddedEndpoint(new ControlPlanePaths(workspace));
+}
+
+/** Starts the detached heartbeat process of a job (one per job: a newer one replaces the older). */
+function startHeartbeat(workspace: string, jobId: string, seconds: number, env: NodeJS.ProcessEnv): void {
+  const paths = new ControlPlanePaths(workspace);
+  const pidFile = `${paths.jobDir(jobId)}/heartbeat.pid`;
+  const previous = Number(readText(pidFile));
+  if (previous > 0 && isAlive(previous)) {
+    try {
+      process.kill(previous, 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const child = spawn(process.execPath, [process.argv[1]!, 'event', '__heartbeat', '--job', jobId, '--every', String(seconds), '--workspace', workspace, '--watch-pid', String(agentPid())], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  });
+  child.unref();
+  fs.writeFileSync(pidFile, `${child.pid}\n`);
+}
+
+/**
+ * The agent's own process: the pane's program, found by walking up from us (we run in a shell the
+ * agent started). Heartbeats stop when it is gone. The nearest ancestor whose parent is a
+ * multiplexer server (tmux or herdr) is the pane's program; failing that, our parent.
+ */
+function agentPid(): number {
+  let pid = process.ppid;
+  for (let depth = 0; depth < 12 && pid > 1; depth++) {
+    const parent = Number(/^\d+ \(.*\) \S (\d+)/s.exec(readText(`/proc/${pid}/stat`))?.[1] ?? 0);
+    const parentName = readText(`/proc/${parent}/comm`).trim();
+    if (parentName.startsWith('tmux') || parentName.startsWith('herdr')) return pid;
+    if (parent <= 1) break;
+    pid = parent;
+  }
+  return process.ppid;
+}
+
+/** The detached heartbeat process: publishes every N s until the job is terminal or the agent is gone. */
+async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: { job: { type: 'string' }, every: { type: 'string' }, workspace: { type: 'string' }, 'watch-pid': { type: 'string' } } });
+  const workspace = findWorkspace({ flag: values.workspace, env, cwd }).root;
+  const jobId = values.job!;
+  const everyMs = Number(values.every) * 1000;
+  const watchPid = Number(values['watch-pid']);
+  const jobFile = new ControlPlanePaths(workspace).jobFile(jobId);
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    stopping = true;
+  });
+  // Checked often, so the process ends soon after its job or its agent does; published every N s.
+  const over = (): boolean => {
+    if (stopping || !isAlive(watchPid)) return true;
+    const state = (JSON.parse(readText(jobFile) || '{}') as { state?: string }).state;
+    return state === undefined || ['completed', 'failed', 'timeout', 'cancelled'].includes(state);
+  };
+  for (;;) {
+    for (let waited = 0; waited < everyMs; waited += 250) {
+      if (over()) return 0;
+      await sleep(Math.min(250, everyMs - waited));
+    }
+    if (over()) return 0;
+    await publishJobEvent({ workspace, jobId, event: 'heartbeat', sender: env.MAM_SESSION || `${os.hostname()}:heartbeat`, endpoint: brokerEndpoint(workspace, env), retryBudgetMs: Math.min(everyMs, 5000) }).catch(() => undefined);
+  }
+}
+
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}

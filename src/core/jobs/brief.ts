@@ -1,0 +1,87 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeFileAtomic } from '../store/atomicFile';
+import type { JobRecord } from './jobSchema';
+
+export interface BriefInput {
+  job: JobRecord;
+  /** The task: the prompt, or the contents of the brief file the user gave. */
+  task: string;
+  /** Absolute path of the bundled CLI the agent runs (`node "<cli>" event …`). */
+  cliPath: string;
+  workspace: string;
+  heartbeatS: number;
+  /** Extra sections (e.g. the states of child jobs for a reviewer). */
+  appendix?: string;
+}
+
+/**
+ * Writes `.mam/jobs/<id>/brief.md`: the task, the role, and the exact commands for every event,
+ * with the absolute path of the bundled CLI so no global install is needed. Long or non-ASCII
+ * text lives here; the line typed into the agent only points at this file.
+ */
+export function writeBrief(input: BriefInput, file: string): void {
+  const { job } = input;
+  const mam = `node ${quote(input.cliPath)} event`;
+  const common = `--job ${job.id} --workspace ${quote(input.workspace)}`;
+  const text = `# MAM job ${job.id}
+
+You have been given a job by Multi-Agent Mux. Do the task below, and report on it with the commands
+in "Protocol": MAM judges the job only by these events, never by your screen.
+
+- job: \`${job.id}\`
+- role: ${job.role ?? 'worker'}
+- type: ${job.type}${job.parent_job ? `\n- parent job: \`${job.parent_job}\`` : ''}
+
+## Task
+
+${input.task.trim()}
+${input.appendix ? `\n${input.appendix.trim()}\n` : ''}
+## Protocol
+
+1. Right now, before anything else, acknowledge the job (this also starts automatic heartbeats):
+
+   \`\`\`sh
+   ${mam} started ${common} --heartbeat ${input.heartbeatS}
+   \`\`\`
+
+2. While you work, report progress now and then (optional):
+
+   \`\`\`sh
+   ${mam} progress ${common} --detail "what you are doing"
+   \`\`\`
+
+3. If you need a human to approve something, say so before you wait:
+
+   \`\`\`sh
+   ${mam} permission_required ${common} --detail "what you need"
+   \`\`\`
+
+4. When you are done, report completion with a one-line summary${job.role === 'reviewer' || job.role === 'planner' ? ' and hand in your report file' : ''}:
+
+   \`\`\`sh
+   ${mam} completed ${common} --detail "one-line summary"${job.role === 'reviewer' || job.role === 'planner' ? ' --report /path/to/report.md' : ''}
+   \`\`\`
+${job.role === 'reviewer' ? '\n   End the report with your verdict alone on its last line: `[VERDICT: PASS]` or `[VERDICT: NOT PASS]`.\n' : ''}
+5. If you cannot do the job, report the error instead:
+
+   \`\`\`sh
+   ${mam} error ${common} --detail "what went wrong"
+   \`\`\`
+
+Run each command exactly once. If a command warns that the broker is unreachable, carry on: the event
+is kept on disk and delivered later.
+`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomic(file, text);
+}
+
+/** The short ASCII line typed into the agent: the job ID and where its brief is. */
+export function injectedLine(jobId: string, briefPath: string): string {
+  return `MAM job ${jobId}: read the brief at ${briefPath} and follow it exactly.`;
+}
+
+/** Double-quotes a path for the brief's command lines (a human or an agent's shell reads them). */
+function quote(p: string): string {
+  return `"${p.replace(/(["\\$`])/g, '\\$1')}"`;
+}

@@ -1,0 +1,139 @@
+import * as path from 'node:path';
+import type { MqttClient } from 'mqtt';
+import { DisposableBase, toDisposable } from '../base/disposable';
+import { Emitter } from '../base/emitter';
+import type { Logger } from '../base/log';
+import type { ControlPlane } from '../controlPlane';
+import { JobOutbox } from '../messaging/outbox';
+import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
+import { readIfExists } from '../store/atomicFile';
+import { isTerminal } from './jobSchema';
+import type { JobLedger } from './jobLedger';
+
+export interface RejectionNotice {
+  topic: string;
+  jobId?: string;
+  reason: RejectedMessage['reason'];
+  message: string;
+}
+
+/**
+ * The subscriber (SPEC §5.3): takes every job event of the workspace off the broker, checks it
+ * (size before parsing, JSON, schema, `__proto__` keys, topic, signature, seq) and hands the good
+ * ones to the ledger, which applies each exactly once. It publishes the retained state of every job
+ * it sees change, drains outboxes of events that never reached the broker, and keeps running
+ * through any bad message.
+ */
+export class JobBus extends DisposableBase {
+  private readonly rejected = this._register(new Emitter<RejectionNotice>());
+  private readonly stateSeen = this._register(new Emitter<StatePayload>());
+  readonly onDidReject = this.rejected.event;
+  /** A retained or fresh state message: another process changed a job (views reload it from disk). */
+  readonly onDidSeeState = this.stateSeen.event;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly controlPlane: ControlPlane,
+    private readonly ledger: JobLedger,
+    private readonly client: MqttClient,
+    private readonly workspaceId: string,
+    private readonly logger: Logger,
+  ) {
+    super();
+    const onMessage = (topic: string, payload: Buffer): void => {
+      // One message at a time: the ledger takes file locks, and order matters for seq.
+      this.queue = this.queue.then(() => this.handle(topic, payload)).catch((err: unknown) => this.logger.error(`subscriber: ${(err as Error).message}`));
+    };
+    client.on('message', onMessage);
+    this._register(toDisposable(() => client.removeListener('message', onMessage)));
+    this._register(ledger.onDidChangeJob(({ job, previous }) => {
+      if (job.state !== previous || isTerminal(job.state)) void this.publishState(job.id, job.state, job.reason, job.seq);
+    }));
+  }
+
+  /** Subscribes to the workspace's job topics; resolves once the broker granted them. */
+  async start(): Promise<void> {
+    await this.client.subscribeAsync([topics.allEvents(this.workspaceId), topics.allStates(this.workspaceId)], { qos: 1 });
+  }
+
+  /** Waits until every message received so far has been handled. */
+  settled(): Promise<unknown> {
+    return this.queue;
+  }
+
+  private async handle(topic: string, bytes: Buffer): Promise<void> {
+    const where = topics.parse(topic);
+    if (!where || where.workspaceId !== this.workspaceId) return;
+    if (where.kind === 'state') {
+      if (bytes.length === 0) return; // a cleared retained message
+      try {
+        const state = validateState(parseUntrusted(bytes));
+        if (state.job_id !== where.jobId) throw new RejectedMessage('wrong_topic', `state for ${state.job_id} on the topic of ${where.jobId}`);
+        const token = this.tokenOf(state.job_id);
+        if (token && !verifySignature(state, token)) throw new RejectedMessage('bad_signature', `bad signature on the state of job ${state.job_id}`);
+        this.ledger.observe(state.job_id);
+        this.stateSeen.fire(state);
+      } catch (err) {
+        this.reject(topic, where.jobId, err);
+      }
+      return;
+    }
+    let payload: EventPayload;
+    try {
+      payload = validateEvent(parseUntrusted(bytes));
+      if (payload.job_id !== where.jobId) throw new RejectedMessage('wrong_topic', `event for ${payload.job_id} on the topic of ${where.jobId}`);
+    } catch (err) {
+      return this.reject(topic, where.jobId, err);
+    }
+    const outcome = await this.ledger.applyEvent(payload);
+    if (outcome.status === 'rejected') this.reject(topic, where.jobId, new RejectedMessage(outcome.reason, outcome.message));
+    else if (outcome.status === 'duplicate') this.ledger.observe(payload.job_id); // another subscriber applied it first
+  }
+
+  private reject(topic: string, jobId: string | undefined, err: unknown): void {
+    if (!(err instanceof RejectedMessage)) {
+      this.logger.error(`subscriber: unexpected failure on ${topic}: ${(err as Error).message}`);
+      return;
+    }
+    this.logger.warn(`dropped a message on ${topic}: ${err.reason}: ${err.message}`);
+    this.rejected.fire({ topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
+  }
+
+  /** Publishes the job's retained state message (signed when the job is). */
+  private async publishState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
+    const payload: StatePayload = { v: 1, job_id: jobId, state, reason, seq, ts: new Date().toISOString() };
+    const token = this.tokenOf(jobId);
+    if (token) payload.sig = signatureOf(payload, token);
+    try {
+      await this.client.publishAsync(topics.state(this.workspaceId, jobId), JSON.stringify(payload), { qos: 1, retain: true });
+    } catch (err) {
+      this.logger.debug(`retained state of ${jobId} not published: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Applies, from disk, every event in an outbox that no subscriber has applied yet: those that
+   * never reached a broker, and those the broker took while no subscriber was listening (a
+   * completion after the submitter gave up). The disk, not the broker, is the record. A job is
+   * looked at only when its seq counter is ahead of its record or its record misses a seq.
+   */
+  async drainOutboxes(): Promise<number> {
+    let applied = 0;
+    for (const job of this.controlPlane.jobs.list().jobs) {
+      const outbox = new JobOutbox(this.controlPlane.paths.jobDir(job.id));
+      if (outbox.allocatedSeq() <= job.seq && (job.missing ?? []).length === 0) continue;
+      const missing = new Set(job.missing ?? []);
+      for (const payload of outbox.events()) {
+        if (payload.seq <= job.seq && !missing.has(payload.seq)) continue;
+        const outcome = await this.ledger.applyEvent(payload);
+        if (outcome.status === 'applied') applied++;
+        else if (outcome.status === 'rejected') this.logger.warn(`outbox of ${job.id}: ${outcome.message}`);
+      }
+    }
+    return applied;
+  }
+
+  private tokenOf(jobId: string): string | undefined {
+    return readIfExists(path.join(this.controlPlane.paths.jobDir(jobId), 'token'))?.toString('utf8').trim() || undefined;
+  }
+}

@@ -1,0 +1,93 @@
+import type { MqttClient } from 'mqtt';
+import { DisposableBase, toDisposable } from '../base/disposable';
+import type { Logger } from '../base/log';
+import type { ResolvedConfig } from '../config/settings';
+import type { ControlPlane } from '../controlPlane';
+import { resolveBroker, type BrokerEndpoint } from '../messaging/brokerEndpoint';
+import { connectClient, uniqueClientId } from '../messaging/mqttClient';
+import { workspaceIdOf } from '../messaging/protocol';
+import type { MuxFactory } from '../mux';
+import type { SessionService } from '../sessions/sessionService';
+import { JobBus } from './jobBus';
+import { JobLedger } from './jobLedger';
+import { JobSupervisor, type SupervisorOptions } from './supervisor';
+
+export interface JobEngineDeps {
+  controlPlane: ControlPlane;
+  config: ResolvedConfig;
+  sessions: SessionService;
+  muxFactory: MuxFactory;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** The bundled CLI agents run for events (absolute path of dist/cli.js). */
+  cliPath: string;
+}
+
+/**
+ * The jobs engine of one workspace, wired: the ledger (the one place job state changes), the
+ * broker connection and its subscriber, and a supervisor for the timers. The CLI builds one per
+ * command; the extension one per workspace folder.
+ */
+export class JobEngine extends DisposableBase {
+  readonly ledger: JobLedger;
+  readonly workspaceId: string;
+  private bus: JobBus | undefined;
+  private client: MqttClient | undefined;
+  private endpointCache: BrokerEndpoint | undefined;
+  private drainTimer: NodeJS.Timeout | undefined;
+
+  constructor(readonly deps: JobEngineDeps) {
+    super();
+    this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger));
+    this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);
+  }
+
+  get endpoint(): BrokerEndpoint | undefined {
+    return this.endpointCache;
+  }
+
+  /**
+   * Connects to the workspace's broker (starting the embedded one if needed) and subscribes, before
+   * anything is delivered. Throws BrokerUnusableError (exit 3) when no broker can be used.
+   */
+  async connect(): Promise<JobBus> {
+    if (this.bus) return this.bus;
+    const { controlPlane, config, env, logger, cliPath } = this.deps;
+    this.endpointCache = await resolveBroker({ workspace: controlPlane.workspace, config, env, start: true, logger, cliPath });
+    this.client = await connectClient(this.endpointCache, { clientId: uniqueClientId('engine'), logger });
+    const client = this.client;
+    this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
+    this.bus = this._register(new JobBus(controlPlane, this.ledger, client, this.workspaceId, logger));
+    await this.bus.start();
+    // Events that could not reach the broker wait in outboxes: drain them now and whenever the
+    // connection comes back, and poll them while it is down.
+    client.on('connect', () => void this.drain());
+    this.drainTimer = setInterval(() => {
+      if (!client.connected) void this.drain();
+    }, 1000);
+    this.drainTimer.unref?.();
+    this._register(toDisposable(() => clearInterval(this.drainTimer)));
+    await this.drain();
+    return this.bus;
+  }
+
+  supervise(scope: SupervisorOptions['scope']): JobSupervisor {
+    const supervisor = this._register(new JobSupervisor({ controlPlane: this.deps.controlPlane, ledger: this.ledger, muxFactory: this.deps.muxFactory, logger: this.deps.logger, scope }));
+    supervisor.scan();
+    return supervisor;
+  }
+
+  private draining = false;
+
+  private async drain(): Promise<void> {
+    if (!this.bus || this.draining) return;
+    this.draining = true;
+    try {
+      await this.bus.drainOutboxes();
+    } catch (err) {
+      this.deps.logger.warn(`outbox drain: ${(err as Error).message}`);
+    } finally {
+      this.draining = false;
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DisposableBase } from '../base/disposable';
+import { Emitter } from '../base/emitter';
+import type { Logger } from '../base/log';
+import type { ControlPlane } from '../controlPlane';
+import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
+import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import type { AuditEntry } from '../store/auditLog';
+import { isTerminal, type JobRecord, type JobState } from './jobSchema';
+import { canTransition, effectOf } from './lifecycle';
+
+export interface JobChange {
+  job: JobRecord;
+  previous: JobState;
+}
+
+export type ApplyOutcome =
+  | { status: 'applied'; job: JobRecord; late: boolean }
+  /** Already applied (another subscriber, or a redelivery): dropped quietly. */
+  | { status: 'duplicate' }
+  | { status: 'rejected'; reason: RejectedMessage['reason']; message: string };
+
+/**
+ * The one place a job's state changes: its record, its audit log and status.json move together
+ * under the job's lock. Events from the broker and from outboxes, timers, dispatch and cancel all
+ * come through here; views and the retained-state publisher listen to `onDidChangeJob`.
+ */
+export class JobLedger extends DisposableBase {
+  private readonly changed = this._register(new Emitter<JobChange>());
+  private readonly applied = this._register(new Emitter<{ job: JobRecord; payload: EventPayload; late: boolean }>());
+  readonly onDidChangeJob = this.changed.event;
+  readonly onDidApplyEvent = this.applied.event;
+  /** What this process last knew of each job, to notice changes other processes made. */
+  private readonly known = new Map<string, string>();
+
+  constructor(
+    private readonly controlPlane: ControlPlane,
+    private readonly logger: Logger,
+  ) {
+    super();
+  }
+
+  /** Writes a new job: record, token (0600), audit meta and its first transition. */
+  async register(record: JobRecord, token: string | undefined): Promise<JobRecord> {
+    const dir = this.controlPlane.paths.jobDir(record.id);
+    fs.mkdirSync(dir, { recursive: true });
+    if (token) writeFileAtomic(path.join(dir, 'token'), token, { mode: 0o600 });
+    const job = await this.controlPlane.jobs.create(record);
+    const audit = this.controlPlane.audit;
+    await this.controlPlane.jobs.withJobLock(job.id, () => {
+      audit.writeMeta(job.id, { id: job.id, session: job.session, type: job.type, role: job.role, created_at: job.created_at, parent_job: job.parent_job, brief: job.brief ?? null, target: job.target ?? null, timers: job.timers ?? null });
+      audit.append(job.id, { type: 'transition', at: job.created_at, from: null, to: job.state, reason: job.reason });
+      audit.writeStatus(job.id, statusOf(job));
+    });
+    this.changed.fire({ job, previous: job.state });
+    return job;
+  }
+
+  /**
+   * Moves a job to `to` if `when` still holds under the lock (another process may have moved it
+   * meanwhile); resolves with the new record, or undefined when nothing was done.
+   */
+  async transition(jobId: string, to: JobState, reason: string | null, options: { fields?: Partial<JobRecord>; when?: (job: JobRecord) => boolean; note?: string } = {}): Promise<JobRecord | undefined> {
+    let change: JobChange | undefined;
+    await this.controlPlane.jobs.withJobLock(jobId, () => {
+      const job = this.controlPlane.jobs.require(jobId);
+      if (options.when && !options.when(job)) return;
+      if (job.state !== to && !canTransition(job.state, to)) return;
+      const now = new Date().toISOString();
+      const next: JobRecord = { ...job, ...options.fields, state: to, reason: reason ?? job.reason, updated_at: now };
+      if (isTerminal(to) && !next.finished_at) next.finished_at = now;
+      this.write(next, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}) }]);
+      change = { job: next, previous: job.state };
+    });
+    return this.afterChange(change);
+  }
+
+  /** Changes fields of a job without a state change (delivery progress, pane pid …). */
+  async patch(jobId: string, fields: Partial<JobRecord>): Promise<JobRecord> {
+    let change: JobChange | undefined;
+    await this.controlPlane.jobs.withJobLock(jobId, () => {
+      const job = this.controlPlane.jobs.require(jobId);
+      const next = { ...job, ...fields, updated_at: new Date().toISOString() };
+      this.write(next, []);
+      change = { job: next, previous: job.state };
+    });
+    return (await this.afterChange(change))!;
+  }
+
+  /**
+   * Applies one event: signature, then seq (accept only a seq above the highest seen, or one a
+   * gap left missing; note the gap), then the audit log, then the lifecycle table's effect.
+   */
+  async applyEvent(payload: EventPayload): Promise<ApplyOutcome> {
+    let outcome: ApplyOutcome = { status: 'duplicate' };
+    let change: JobChange | undefined;
+    const jobs = this.controlPlane.jobs;
+    if (!fs.existsSync(this.controlPlane.paths.jobFile(payload.job_id))) {
+      return { status: 'rejected', reason: 'unknown_job', message: `event for unknown job ${payload.job_id}` };
+    }
+    await jobs.withJobLock(payload.job_id, () => {
+      const job = jobs.require(payload.job_id);
+      const token = readIfExists(path.join(this.controlPlane.paths.jobDir(job.id), 'token'))?.toString('utf8').trim();
+      if (job.signed || token) {
+        if (payload.sig === undefined) return void (outcome = { status: 'rejected', reason: 'missing_signature', message: `unsigned ${payload.event} for signed job ${job.id}` });
+        if (!token || !verifySignature(payload, token)) return void (outcome = { status: 'rejected', reason: 'bad_signature', message: `bad signature on ${payload.event} seq ${payload.seq} of job ${job.id}` });
+      }
+      const missing = new Set(job.missing ?? []);
+      if (payload.seq <= job.seq && !missing.has(payload.seq)) {
+        if (!this.sameAsLogged(job.id, payload)) outcome = { status: 'rejected', reason: 'stale_seq', message: `${payload.event} seq ${payload.seq} of job ${job.id} is not above ${job.seq}: replayed or stale` };
+        return;
+      }
+      const now = new Date().toISOString();
+      const entries: AuditEntry[] = [];
+      if (payload.seq > job.seq + 1) {
+        for (let s = job.seq + 1; s < payload.seq; s++) missing.add(s);
+        entries.push({ type: 'note', at: now, note: 'seq_gap', from: job.seq + 1, to: payload.seq - 1 });
+        this.logger.warn(`job ${job.id}: seq_gap ${job.seq + 1}..${payload.seq - 1}`);
+      }
+      missing.delete(payload.seq);
+      const reportPath = payload.report ? this.saveReport(job.id, payload) : undefined;
+      const effect = effectOf(payload.event, job.state);
+      entries.push({ type: 'event', at: now, event: payload.event, seq: payload.seq, sender: payload.sender, detail: payload.detail, ts: payload.ts, sig_ok: payload.sig !== undefined, ...(reportPath ? { report: reportPath } : {}), ...(effect.late ? { late: true } : {}) });
+      const next: JobRecord = {
+        ...job,
+        seq: Math.max(job.seq, payload.seq),
+        missing: [...missing].sort((a, b) => a - b),
+        updated_at: now,
+        ...(payload.detail !== null ? { detail: payload.detail } : {}),
+        ...(reportPath ? { report: reportPath } : {}),
+        ...(effect.alive ? { last_event_at: now } : {}),
+        ...(payload.event === 'started' && !job.started_at ? { started_at: now } : {}),
+        ...(payload.heartbeat !== undefined && job.timers ? { heartbeat_reported_s: payload.heartbeat } : {}),
+      };
+      if (effect.late) next.late_events = [...(job.late_events ?? []), { seq: payload.seq, event: payload.event, at: now }];
+      if (effect.to) {
+        next.state = effect.to;
+        next.reason = effect.reason ?? null;
+        if (isTerminal(effect.to)) next.finished_at = now;
+        entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
+      }
+      this.write(next, entries);
+      change = { job: next, previous: job.state };
+      outcome = { status: 'applied', job: next, late: effect.late };
+    });
+    const result = outcome as ApplyOutcome; // assigned inside the locked callback
+    if (result.status === 'applied') {
+      await this.afterChange(change);
+      this.applied.fire({ job: result.job, payload, late: result.late });
+    }
+    return result;
+  }
+
+  /** Record, audit entries and status.json; caller holds the job's lock. */
+  private write(job: JobRecord, entries: AuditEntry[]): void {
+    const audit = this.controlPlane.audit;
+    for (const e of entries) audit.append(job.id, e);
+    writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`);
+    audit.writeStatus(job.id, statusOf(job));
+  }
+
+  /**
+   * Re-reads a job another process may have changed (it applied an event first, or a timer of
+   * its fired) and announces the change here too, so this process's supervisor and views follow.
+   */
+  observe(jobId: string): void {
+    const job = this.controlPlane.jobs.get(jobId);
+    if (!job || this.known.get(jobId) === fingerprint(job)) return;
+    const previous = (this.known.get(jobId)?.split('|')[0] as JobState | undefined) ?? job.state;
+    this.known.set(jobId, fingerprint(job));
+    this.changed.fire({ job, previous });
+  }
+
+  private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
+    if (!change) return undefined;
+    this.known.set(change.job.id, fingerprint(change.job));
+    if (isTerminal(change.job.state) && !isTerminal(change.previous)) await this.releaseSession(change.job);
+    this.changed.fire(change);
+    return change.job;
+  }
+
+  /** A finished job no longer holds its session: the next one may be delivered. */
+  private async releaseSession(job: JobRecord): Promise<void> {
+    if (job.target?.kind !== 'local') return;
+    const name = job.target.name;
+    try {
+      await this.controlPlane.sessions.mutate((tx) => {
+        const row = tx.get(name);
+        if (row?.current_job === job.id) tx.update(name, { current_job: null });
+      });
+    } catch (err) {
+      this.logger.warn(`job ${job.id}: could not release session '${name}': ${(err as Error).message}`);
+    }
+  }
+
+  /** A redelivered copy of an applied event is a duplicate, not a replay attack. */
+  private sameAsLogged(jobId: string, payload: EventPayload): boolean {
+    return this.controlPlane.audit
+      .readEntries(jobId)
+      .entries.some((e) => e.type === 'event' && e.seq === payload.seq && e.event === payload.event && e.ts === payload.ts && (e.detail ?? null) === payload.detail);
+  }
+
+  private saveReport(jobId: string, payload: EventPayload): string {
+    const dir = path.join(this.controlPlane.paths.auditJobDir(jobId), 'reports');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${String(payload.seq).padStart(4, '0')}-${payload.report!.name}`);
+    writeFileAtomic(file, payload.report!.content);
+    return file;
+  }
+}
+
+function fingerprint(job: JobRecord): string {
+  return `${job.state}|${job.seq}|${job.last_event_at ?? ''}|${job.updated_at}`;
+}
+
+function statusOf(job: JobRecord): Record<string, unknown> {
+  return { id: job.id, state: job.state, reason: job.reason, seq: job.seq, updated_at: job.updated_at, detail: job.detail, late_events: job.late_events ?? [], report: job.report ?? null };
+}

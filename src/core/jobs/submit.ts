@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ExitCode, UsageError, type ExitCode as ExitCodeType } from '../base/errors';
+import { waitForEvent } from '../base/emitter';
+import { newJobId, nameProblem, printable } from '../base/ids';
+import { idleTimeoutS } from '../config/settings';
+import { DeliveryError } from '../mux/inject';
+import { sleep } from '../store/lock';
+import type { SessionRow } from '../store/sessionSchema';
+import { injectedLine, writeBrief } from './brief';
+import type { JobEngine } from './jobEngine';
+import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers, type JobType } from './jobSchema';
+import { REASONS } from './lifecycle';
+
+export interface SubmitRequest {
+  /** `NAME`, `tmux:NAME`, `herdr:NAME` or `remote:NAME`. */
+  session: string;
+  prompt?: string;
+  briefFile?: string;
+  role?: string;
+  type?: string;
+  timeoutS?: number;
+  idleTimeoutS?: number;
+  startTimeoutS?: number;
+  heartbeatS?: number;
+  parentJob?: string;
+  /** Return once the prompt is delivered instead of waiting for the outcome. */
+  wait: boolean;
+  /** Where relative paths (the brief file) are taken from. */
+  baseDir: string;
+  /** Extra text for the brief (child-job states for reviewers, onboarding notes). */
+  appendix?: string;
+}
+
+export interface SubmitResult {
+  job: JobRecord;
+  exitCode: ExitCodeType;
+}
+
+/** The CLI exit code a finished (or undelivered) job maps to (SPEC §5). */
+export function exitCodeOf(job: JobRecord): ExitCodeType {
+  switch (job.state) {
+    case 'completed':
+      return ExitCode.ok;
+    case 'timeout':
+      return ExitCode.timeout;
+    case 'cancelled':
+      return job.reason === REASONS.cancelledByUser ? ExitCode.failed : ExitCode.notDelivered;
+    case 'failed':
+      return ExitCode.failed;
+    default:
+      return ExitCode.ok; // still open: --no-wait delivered it
+  }
+}
+
+/** Parses the `--session` target of `mam job submit`. */
+export function parseTarget(target: string): { kind: 'local' | 'remote'; mux?: 'tmux' | 'herdr'; name: string } {
+  const m = /^(?:(tmux|herdr|remote):)?(.*)$/s.exec(target)!;
+  const name = m[2]!;
+  const problem = nameProblem(name, 'session name');
+  if (problem) throw new UsageError(`--session ${printable(target, 60)}: ${problem}`);
+  if (m[1] === 'remote') return { kind: 'remote', name };
+  return { kind: 'local', ...(m[1] ? { mux: m[1] as 'tmux' | 'herdr' } : {}), name };
+}
+
+/**
+ * `mam job submit`: register the job, write its brief, wait for the session to be free, claim it,
+ * deliver the one-line prompt exactly once, and (unless --no-wait) wait for the outcome under the
+ * timers of SPEC §5. Bad input throws UsageError before anything is written.
+ */
+export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<SubmitResult> {
+  const { controlPlane, config, sessions } = engine.deps;
+  const target = parseTarget(req.session);
+  const task = taskOf(req);
+  const type = (req.type ?? 'direct') as JobType;
+  if (!JOB_TYPES.includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
+  if (req.parentJob !== undefined && !controlPlane.jobs.get(req.parentJob)) throw new UsageError(`unknown parent job '${printable(req.parentJob, 60)}'`);
+  for (const [flag, v] of [['--timeout', req.timeoutS], ['--idle-timeout', req.idleTimeoutS], ['--start-timeout', req.startTimeoutS], ['--heartbeat', req.heartbeatS]] as const) {
+    if (v !== undefined && !(v > 0)) throw new UsageError(`${flag} must be more than 0 seconds`);
+  }
+  const v = config.values;
+  const heartbeatS = req.heartbeatS ?? v.heartbeatS;
+  const timers: JobTimers = {
+    start_timeout_s: req.startTimeoutS ?? v.startTimeoutS,
+    heartbeat_s: heartbeatS,
+    idle_timeout_s: req.idleTimeoutS ?? (req.heartbeatS !== undefined ? v.livenessK * heartbeatS : idleTimeoutS(v)),
+    timeout_s: req.timeoutS ?? v.jobTimeoutS,
+  };
+
+  // Subscribe before anything can publish; no broker, nothing written: exit 3.
+  await engine.connect();
+
+  const owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') };
+  const supervisor = engine.supervise({ ownerToken: owner.token });
+  void supervisor;
+  const id = newJobId();
+  const now = new Date().toISOString();
+  const briefPath = path.join(controlPlane.paths.jobDir(id), 'brief.md');
+  const token = randomBytes(32).toString('hex');
+  let job = await engine.ledger.register(
+    {
+      id, session: req.session, type, role: req.role ?? null, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
+      parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name, ...(target.mux ? { mux: target.mux } : {}) },
+      timers, signed: true, brief: briefPath, owner, delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
+    },
+    token,
+  );
+  writeBrief({ job, task, cliPath: engine.deps.cliPath, workspace: controlPlane.workspace, heartbeatS, ...(req.appendix ? { appendix: req.appendix } : {}) }, briefPath);
+
+  if (target.kind === 'remote') throw new UsageError('remote targets need `mam remote run` on the other host (not available in this build yet)');
+
+  // The session must exist, match the asked multiplexer, and run.
+  const row = await controlPlane.sessions.get(target.name);
+  if (!row || (target.mux && row.mux !== target.mux)) return finish(engine, await cancel(engine, id, REASONS.targetNotFound, `no ${target.mux ?? ''} session '${target.name}'`.replace('  ', ' ')));
+  if (row.status !== 'running' || !row.target) return finish(engine, await cancel(engine, id, REASONS.targetNotFound, `session '${target.name}' is ${row.status}`));
+
+  const claimed = await claimSession(engine, row.name, id, owner.token, v.dispatchWaitS * 1000);
+  if (claimed !== 'claimed') return finish(engine, claimed);
+  const live = (await controlPlane.sessions.get(row.name))!;
+
+  // Never inject twice: the record says `dispatched` before a single key is typed.
+  const dispatched = await engine.ledger.transition(id, 'dispatched', null, {
+    when: (j) => j.state === 'registered' && j.owner?.token === owner.token,
+    fields: { dispatched_at: new Date().toISOString(), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
+  });
+  if (!dispatched) return finish(engine, controlPlane.jobs.require(id), true);
+  try {
+    const report = await sessions.deliver(live, injectedLine(id, briefPath));
+    job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: new Date().toISOString() });
+  } catch (err) {
+    if (!(err instanceof DeliveryError)) throw err;
+    job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message })) ?? controlPlane.jobs.require(id);
+    return finish(engine, job);
+  }
+  if (!req.wait) {
+    // Nobody waits on it now: the monitor or the extension adopts its timers.
+    job = await engine.ledger.patch(id, { owner: null });
+    return { job, exitCode: ExitCode.ok };
+  }
+  return finish(engine, await waitForEnd(engine, id));
+}
+
+function taskOf(req: SubmitRequest): string {
+  if ((req.prompt === undefined) === (req.briefFile === undefined)) throw new UsageError('give exactly one of --prompt TEXT or --brief FILE');
+  if (req.prompt !== undefined) {
+    if (req.prompt.trim() === '') throw new UsageError('--prompt is empty');
+    return req.prompt;
+  }
+  const file = path.resolve(req.baseDir, req.briefFile!);
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(`--brief ${req.briefFile} does not exist or cannot be read`, 'missing_brief');
+  }
+}
+
+async function cancel(engine: JobEngine, id: string, reason: string, note: string): Promise<JobRecord> {
+  return (await engine.ledger.transition(id, 'cancelled', reason, { when: (j) => !isTerminal(j.state), note })) ?? engine.deps.controlPlane.jobs.require(id);
+}
+
+/**
+ * One job per session: waits (up to the dispatch wait) for the session's previous job to end, then
+ * claims the session for this one. Gives up with `session_busy`, or with `claimed` when another
+ * attempt took this job's record meanwhile (both: exit 5, nothing delivered).
+ */
+async function claimSession(engine: JobEngine, session: string, id: string, ownerToken: string, waitMs: number): Promise<'claimed' | JobRecord> {
+  const { controlPlane } = engine.deps;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const record = controlPlane.jobs.require(id);
+    if (record.owner?.token !== ownerToken || record.state !== 'registered') return finishRecord(record, true);
+    const got = await controlPlane.sessions.mutate((tx) => {
+      const row = tx.get(session);
+      if (!row) return 'gone' as const;
+      const holder = row.current_job ? controlPlane.jobs.get(row.current_job) : undefined;
+      if (row.current_job && holder && !isTerminal(holder.state)) return 'busy' as const;
+      tx.update(session, { current_job: id });
+      return 'claimed' as const;
+    });
+    if (got === 'claimed') return 'claimed';
+    if (got === 'gone') return cancel(engine, id, REASONS.targetNotFound, `session '${session}' was removed`);
+    if (Date.now() >= deadline) return cancel(engine, id, REASONS.sessionBusy, `session '${session}' was still busy after ${Math.round(waitMs / 1000)} s`);
+    // Woken by any job change in this process, or after a short while for changes made elsewhere.
+    await waitForEvent(engine.ledger.onDidChangeJob, () => true, Math.min(500, Math.max(1, deadline - Date.now()))).catch(() => undefined);
+  }
+}
+
+function finishRecord(job: JobRecord, claimedElsewhere: boolean): JobRecord {
+  return claimedElsewhere ? { ...job, reason: job.reason ?? REASONS.claimed, state: isTerminal(job.state) ? job.state : 'cancelled' } : job;
+}
+
+/** Waits until the job is terminal: its own events, timers, or another process deciding. */
+async function waitForEnd(engine: JobEngine, id: string): Promise<JobRecord> {
+  for (;;) {
+    const job = engine.deps.controlPlane.jobs.require(id);
+    if (isTerminal(job.state)) return job;
+    await waitForEvent(engine.ledger.onDidChangeJob, (c) => c.job.id === id && isTerminal(c.job.state), 1000).catch(() => undefined);
+    await sleep(0);
+  }
+}
+
+function finish(engine: JobEngine, job: JobRecord, claimedElsewhere = false): SubmitResult {
+  void engine;
+  if (claimedElsewhere) return { job, exitCode: ExitCode.notDelivered };
+  return { job, exitCode: exitCodeOf(job) };
+}
+
+export type { SessionRow };

@@ -1,0 +1,148 @@
+import * as os from 'node:os';
+import { DisposableBase, toDisposable } from '../base/disposable';
+import type { Logger } from '../base/log';
+import type { ControlPlane } from '../controlPlane';
+import type { MuxFactory } from '../mux';
+import { isAlive } from '../store/lock';
+import { isTerminal, type JobRecord } from './jobSchema';
+import type { JobLedger } from './jobLedger';
+import { REASONS } from './lifecycle';
+
+export interface SupervisorOptions {
+  controlPlane: ControlPlane;
+  ledger: JobLedger;
+  muxFactory: MuxFactory;
+  logger: Logger;
+  /** Which jobs this supervisor judges: its own, or (monitor, extension) those nobody waits on. */
+  scope: { ownerToken: string } | 'orphans';
+  /** How often panes are checked for `agent_exited`. */
+  paneCheckMs?: number;
+}
+
+/**
+ * Enforces the timers of SPEC §5 on open jobs — no `started` within T after delivery
+ * (`agent_blocked`), no event for K×N (`deadline_timeout`), the wall-clock budget
+ * (`wall_clock_timeout`) — and fails a job at once when its agent's pane process is gone
+ * (`agent_exited`). Deadlines come from the job record, so any process adopting the job computes
+ * the same ones; each decision is re-checked under the job's lock, so two supervisors never
+ * decide twice.
+ */
+export class JobSupervisor extends DisposableBase {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private paneTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: SupervisorOptions) {
+    super();
+    this._register(options.ledger.onDidChangeJob(({ job }) => this.schedule(job)));
+    this._register(toDisposable(() => {
+      for (const t of this.timers.values()) clearTimeout(t);
+      this.timers.clear();
+      if (this.paneTimer) clearInterval(this.paneTimer);
+    }));
+    this.paneTimer = setInterval(() => void this.checkPanes(), options.paneCheckMs ?? 1000);
+    this.paneTimer.unref?.();
+  }
+
+  /** Looks at every open job on disk and takes on those in scope. */
+  scan(): void {
+    for (const job of this.options.controlPlane.jobs.list().jobs) this.schedule(job);
+  }
+
+  /** Decides every in-scope job whose deadline has passed, now (`mam monitor --once`). */
+  async enforceDue(): Promise<void> {
+    for (const job of this.options.controlPlane.jobs.list().jobs) {
+      if (isTerminal(job.state) || !this.inScope(job)) continue;
+      const due = nextDeadline(job);
+      if (due && due.at <= Date.now()) await this.expire(job.id);
+    }
+  }
+
+  /** Arms (or re-arms) the job's next deadline. */
+  schedule(job: JobRecord): void {
+    clearTimeout(this.timers.get(job.id));
+    this.timers.delete(job.id);
+    if (isTerminal(job.state) || !this.inScope(job)) return;
+    const next = nextDeadline(job);
+    if (!next) return;
+    const timer = setTimeout(() => void this.expire(job.id), Math.max(0, next.at - Date.now()));
+    timer.unref?.();
+    this.timers.set(job.id, timer);
+  }
+
+  private inScope(job: JobRecord): boolean {
+    const scope = this.options.scope;
+    if (scope !== 'orphans') return job.owner?.token === scope.ownerToken;
+    const owner = job.owner;
+    return !owner || (owner.host === os.hostname() && !isAlive(owner.pid));
+  }
+
+  private async expire(jobId: string): Promise<void> {
+    this.timers.delete(jobId);
+    const job = this.options.controlPlane.jobs.get(jobId);
+    if (!job || isTerminal(job.state)) return;
+    const due = nextDeadline(job);
+    if (!due) return;
+    if (due.at > Date.now()) return this.schedule(job);
+    const seen = { state: job.state, seq: job.seq, last: job.last_event_at };
+    const done = await this.options.ledger.transition(jobId, due.state, due.reason, {
+      when: (j) => j.state === seen.state && j.seq === seen.seq && j.last_event_at === seen.last,
+      note: due.note,
+    });
+    if (done) this.options.logger.info(`job ${jobId}: ${due.state} (${due.reason}): ${due.note}`);
+    else this.schedule(this.options.controlPlane.jobs.require(jobId));
+  }
+
+  /** Fails at once any watched job whose agent's pane has gone, instead of waiting out K×N. */
+  private async checkPanes(): Promise<void> {
+    const open = [...this.timers.keys()].map((id) => this.options.controlPlane.jobs.get(id)).filter((j): j is JobRecord => !!j && !isTerminal(j.state));
+    const byServer = new Map<string, JobRecord[]>();
+    for (const job of open) {
+      const t = job.target;
+      if (t?.kind !== 'local' || !t.pane || !t.mux || !t.server || (job.state !== 'dispatched' && job.state !== 'started')) continue;
+      const key = `${t.mux}\u0000${t.server}`;
+      byServer.set(key, [...(byServer.get(key) ?? []), job]);
+    }
+    for (const [key, jobs] of byServer) {
+      const [mux, server] = key.split('\u0000') as ['tmux' | 'herdr', string];
+      let panes;
+      try {
+        panes = await this.options.muxFactory(mux, server).listPanes();
+      } catch (err) {
+        this.options.logger.debug(`pane check on ${server}: ${(err as Error).message}`);
+        continue;
+      }
+      for (const job of jobs) {
+        const pane = panes.find((p) => p.id === job.target!.pane);
+        const gone = !pane || !pane.alive || (job.target!.pane_pid != null && pane.pid !== null && pane.pid !== job.target!.pane_pid);
+        if (!gone) continue;
+        await this.options.ledger.transition(job.id, 'failed', REASONS.agentExited, {
+          when: (j) => !isTerminal(j.state) && j.target?.pane === job.target!.pane,
+          note: `the agent's pane ${job.target!.pane} on ${server} is gone`,
+        });
+      }
+    }
+  }
+}
+
+/** Longer than any delivery can take (ready wait 60 s, typing and confirmation a few seconds). */
+const DELIVERY_BOUND_MS = 120_000;
+
+/** The job's next deadline, from its record alone. */
+export function nextDeadline(job: JobRecord): { at: number; state: 'failed' | 'timeout'; reason: string; note: string } | undefined {
+  const timers = job.timers;
+  if (!timers || !job.dispatched_at) return undefined;
+  // T and the budget count from delivery. A delivery whose submitter died midway is taken as done
+  // once its own bounds (ready wait, typing, confirmation) have certainly passed.
+  const dispatched = job.delivered_at ? Date.parse(job.delivered_at) : Date.parse(job.dispatched_at) + DELIVERY_BOUND_MS;
+  const budget = { at: dispatched + timers.timeout_s * 1000, state: 'timeout' as const, reason: REASONS.wallClock, note: `the wall-clock budget of ${timers.timeout_s} s ran out` };
+  let liveness;
+  if (job.state === 'dispatched') {
+    liveness = { at: dispatched + timers.start_timeout_s * 1000, state: 'failed' as const, reason: REASONS.agentBlocked, note: `no started within ${timers.start_timeout_s} s of delivery` };
+  } else if (job.state === 'started') {
+    const last = job.last_event_at ? Date.parse(job.last_event_at) : dispatched;
+    liveness = { at: last + timers.idle_timeout_s * 1000, state: 'timeout' as const, reason: REASONS.deadline, note: `no event for ${timers.idle_timeout_s} s` };
+  } else {
+    return undefined;
+  }
+  return liveness.at <= budget.at ? liveness : budget;
+}

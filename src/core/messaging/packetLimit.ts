@@ -1,0 +1,75 @@
+/**
+ * aedes has no maximum packet size: its parser buffers whatever length a packet header announces. We
+ * watch the bytes a client sends, read each MQTT fixed header, and drop the connection as soon as a
+ * header announces more than the limit — before the body is buffered.
+ */
+import type { Socket } from 'node:net';
+
+/** Follows MQTT frame boundaries through a byte stream, chunk by chunk. */
+export class PacketSizeScanner {
+  private state: 'header' | 'length' | 'body' = 'header';
+  private length = 0;
+  private multiplier = 1;
+  private lengthBytes = 0;
+  private bodyLeft = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Feeds the next chunk; returns why the stream must be dropped, or undefined while it is fine. */
+  feed(chunk: Uint8Array): string | undefined {
+    let i = 0;
+    while (i < chunk.length) {
+      switch (this.state) {
+        case 'header':
+          i++;
+          this.state = 'length';
+          this.length = 0;
+          this.multiplier = 1;
+          this.lengthBytes = 0;
+          break;
+        case 'length': {
+          const byte = chunk[i++]!;
+          this.length += (byte & 0x7f) * this.multiplier;
+          this.multiplier *= 128;
+          this.lengthBytes++;
+          if (this.length > this.maxBytes) return `a packet of ${this.length} bytes exceeds the limit of ${this.maxBytes}`;
+          if (byte & 0x80) {
+            if (this.lengthBytes === 4) return 'a malformed packet length';
+          } else if (this.length === 0) {
+            this.state = 'header';
+          } else {
+            this.bodyLeft = this.length;
+            this.state = 'body';
+          }
+          break;
+        }
+        case 'body': {
+          const take = Math.min(this.bodyLeft, chunk.length - i);
+          i += take;
+          this.bodyLeft -= take;
+          if (this.bodyLeft === 0) this.state = 'header';
+          break;
+        }
+      }
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Destroys `socket` when the client sends a packet over `maxBytes`. Attach after `broker.handle`:
+ * aedes reads the socket in paused mode (`'readable'` + `read()`), and `read()` also emits `'data'`
+ * for each chunk it returns, so listening here sees every byte without switching the stream to
+ * flowing mode.
+ */
+export function limitPacketSize(socket: Socket, maxBytes: number, onDrop: (why: string) => void): void {
+  const scanner = new PacketSizeScanner(maxBytes);
+  socket.on('data', (chunk: Buffer) => {
+    if (socket.destroyed) return;
+    const why = scanner.feed(chunk);
+    if (why) {
+      onDrop(why);
+      socket.destroy();
+    }
+  });
+}

@@ -1,0 +1,105 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { UsageError } from '../base/errors';
+import { printable } from '../base/ids';
+import { readIfExists } from '../store/atomicFile';
+import { sleep, withLock } from '../store/lock';
+import { ControlPlanePaths } from '../store/paths';
+import { JobOutbox } from './outbox';
+import { MAX_DETAIL_CHARS, MAX_REPORT_BYTES, signatureOf, topics, workspaceIdOf, type EventName, type EventPayload } from './protocol';
+import { publishOnce, QuickPublishError, type QuickEndpoint } from './quickPublish';
+
+export interface PublishRequest {
+  workspace: string;
+  jobId: string;
+  event: EventName;
+  detail?: string;
+  /** `started --heartbeat N`. */
+  heartbeat?: number;
+  /** A report file to hand in with the event (its content travels with it). */
+  reportFile?: string;
+  sender: string;
+  /** Where to publish; undefined when no broker can be reached (the event is kept in the outbox). */
+  endpoint: QuickEndpoint | undefined;
+  /** How long to keep retrying an unreachable broker before leaving the event in the outbox. */
+  retryBudgetMs?: number;
+}
+
+export interface PublishResult {
+  payload: EventPayload;
+  /** True when the broker acknowledged it (PUBACK). */
+  delivered: boolean;
+  /** Earlier events of this job that were still in the outbox and went out first. */
+  flushed: number;
+  /** Why it was not delivered. */
+  problem?: string;
+}
+
+/**
+ * Publishes one job event the way SPEC §5/§6 asks: under the job's outbox lock, allocate the next
+ * seq, sign, append to the outbox on disk, then publish at QoS 1 — any older undelivered events of
+ * the job first, in order — and mark them delivered on PUBACK. If the broker stays unreachable for
+ * the retry budget the event stays in the outbox, safe, for the monitor to drain.
+ */
+export async function publishJobEvent(req: PublishRequest): Promise<PublishResult> {
+  const paths = new ControlPlanePaths(req.workspace);
+  const jobFile = paths.jobFile(req.jobId);
+  if (!fs.existsSync(jobFile)) throw new UsageError(`unknown job '${printable(req.jobId, 60)}' in ${req.workspace}`, 'unknown_job');
+  const detail = req.detail ?? null;
+  if (detail !== null && detail.length > MAX_DETAIL_CHARS) throw new UsageError(`--detail is ${detail.length} characters long; the limit is ${MAX_DETAIL_CHARS} (hand long text in with --report FILE)`);
+  const report = req.reportFile === undefined ? undefined : readReport(req.reportFile);
+  const token = readIfExists(path.join(paths.jobDir(req.jobId), 'token'))?.toString('utf8').trim() || undefined;
+  const outbox = new JobOutbox(paths.jobDir(req.jobId));
+  const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
+
+  return withLock(paths.lock(`outbox-${req.jobId}`), async () => {
+    const backlog = outbox.pending();
+    const seq = outbox.allocateSeq();
+    const payload: EventPayload = {
+      v: 1,
+      job_id: req.jobId,
+      event: req.event,
+      seq,
+      ts: new Date().toISOString(),
+      sender: req.sender,
+      detail,
+      ...(req.heartbeat !== undefined ? { heartbeat: req.heartbeat } : {}),
+      ...(report ? { report } : {}),
+    };
+    if (token) payload.sig = signatureOf(payload, token);
+    outbox.append(payload);
+
+    if (!req.endpoint) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
+    const toSend = [...backlog, payload];
+    const clientId = `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const deadline = Date.now() + (req.retryBudgetMs ?? 3000);
+    let problem = '';
+    for (let attempt = 0, backoff = 100; ; attempt++, backoff = Math.min(backoff * 2, 1000)) {
+      try {
+        await publishOnce(req.endpoint, clientId, toSend.map((p) => ({ topic, payload: JSON.stringify(p) })));
+        for (const p of toSend) outbox.markDelivered(p.seq);
+        return { payload, delivered: true, flushed: backlog.length };
+      } catch (err) {
+        problem = (err as Error).message;
+        if (err instanceof QuickPublishError && err.kind === 'refused') break;
+        if (Date.now() + backoff >= deadline) break;
+        await sleep(backoff);
+      }
+    }
+    return { payload, delivered: false, flushed: 0, problem };
+  }, { what: `the outbox of job ${req.jobId}`, timeoutMs: 60_000 });
+}
+
+function readReport(file: string): { name: string; content: string } {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    throw new UsageError(`--report ${file} does not exist`, 'missing_report');
+  }
+  if (!stat.isFile()) throw new UsageError(`--report ${file} is not a file`, 'missing_report');
+  if (stat.size > MAX_REPORT_BYTES) throw new UsageError(`--report ${file} is ${stat.size} bytes; the limit is ${MAX_REPORT_BYTES}`);
+  const name = path.basename(file).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'report.md';
+  return { name, content: fs.readFileSync(file, 'utf8') };
+}

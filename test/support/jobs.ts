@@ -1,0 +1,63 @@
+import * as path from 'node:path';
+import { MemoryLogger } from '../../src/core/base/log';
+import { stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
+import { realMuxFactory } from '../../src/core/mux';
+import { JobEngine } from '../../src/core/jobs/jobEngine';
+import { resolveConfig } from '../../src/core/config/settings';
+import { CLI, FAKE_AGENT, mam, type MamResult } from './helpers';
+import { sessionFixture, type SessionFixture } from './sessions';
+
+export interface JobFixture extends SessionFixture {
+  /** Runs `mam …` in the workspace with the fixture's environment. */
+  run(args: string[], env?: Record<string, string>): Promise<MamResult>;
+  /** Creates a session whose agent is the fake agent in `mode` (see test/fixtures/fake-agent-jobs.js). */
+  agent(name: string, mode: string, extra?: string[]): Promise<void>;
+  /** A jobs engine in this process (a stand-in for the extension or `mam monitor`). */
+  engine(): JobEngine;
+}
+
+/** A workspace with its own tmux server and embedded broker, both stopped afterwards. */
+export function jobFixture(extraEnv: Record<string, string> = {}): JobFixture {
+  const base = sessionFixture(extraEnv);
+  const engines: JobEngine[] = [];
+  const run = (args: string[], env: Record<string, string> = {}) => mam(args, { cwd: base.workspace, env: { ...base.env, ...env } });
+  return {
+    ...base,
+    run,
+    async agent(name, mode, extra = []) {
+      // Impersonating claude, so delivery waits for claude's ready sign rather than for quiet output.
+      const command = [process.execPath, FAKE_AGENT, '--as', 'claude', '--log', base.log, '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' ');
+      const r = await run(['session', 'create', '--agent', 'claude', '--name', name, '--command', command]);
+      if (r.exitCode !== 0) throw new Error(`session create failed: ${r.stderr}`);
+    },
+    engine() {
+      const logger = new MemoryLogger();
+      const engine = new JobEngine({
+        controlPlane: base.controlPlane,
+        config: resolveConfig({ workspace: base.workspace, env: base.env }),
+        sessions: base.service,
+        muxFactory: realMuxFactory(base.env),
+        logger,
+        env: base.env,
+        cliPath: CLI,
+      });
+      engines.push(engine);
+      return engine;
+    },
+    async dispose() {
+      for (const e of engines) e.dispose();
+      await stopEmbeddedBroker(base.controlPlane.paths);
+      await base.dispose();
+    },
+  };
+}
+
+export const JOB_ID = /j-\d{8}T\d{6}Z-[0-9a-f]{8}/;
+
+export function jobIdOf(output: string): string {
+  const m = JOB_ID.exec(output);
+  if (!m) throw new Error(`no job ID in: ${output}`);
+  return m[0];
+}
+
+export { path };
