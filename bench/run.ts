@@ -9,6 +9,8 @@ import { MemoryLogger } from '../src/core/base/log';
 import { ControlPlane } from '../src/core/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
+import { benchJobs } from './jobs';
+import { benchMqtt } from './mqtt';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -44,6 +46,8 @@ async function main(): Promise<void> {
       rows.push({ name, p50, p99: percentile(samples, 99), reference: '`node -e 0`', ratio: `${(p50 / nodeP50).toFixed(2)}×` });
     }
     rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
+    rows.push(...(await benchMqtt(root, CLI)));
+    rows.push(...(await benchJobs(root, CLI, RUNS)));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));
   } finally {

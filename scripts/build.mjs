@@ -18,15 +18,12 @@ const common = {
 };
 const entries = [
   { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-  // dist/cli.js serves `mam event` itself and loads dist/cli-main.js for everything else.
-  {
-    entryPoints: ['src/cli/main.ts'],
-    outfile: 'dist/cli.js',
-    banner: { js: '#!/usr/bin/env node' },
-    // mqtt-packet's parser needs only bl's BufferList, not bl's stream (which pulls in readable-stream).
-    alias: { bl: 'bl/BufferList.js', debug: './scripts/stubs/debug.cjs' },
-  },
+  // dist/cli.js only picks dist/cli-event.js (`mam event`, run by agents) or dist/cli-main.js.
+  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { entryPoints: ['src/cli/event.ts'], outfile: 'dist/cli-event.js' },
   { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },
+  // The embedded broker (aedes), loaded only by the daemon `mam broker serve`.
+  { entryPoints: ['src/core/messaging/brokerDaemon.ts'], outfile: 'dist/broker-daemon.js' },
 ];
 
 mkdirSync('dist', { recursive: true });

@@ -1,9 +1,9 @@
 /**
- * The `mam` entry point. `mam event`, which agents run once per event, is served from this small
- * bundle; every other command loads the full CLI (dist/cli-main.js) first.
+ * The `mam` entry point (dist/cli.js): a few lines that load only what the command needs —
+ * dist/cli-event.js for `mam event`, which agents run once per event, and dist/cli-main.js for
+ * everything else. Keeping them apart keeps both cold starts short.
  */
 import * as path from 'node:path';
-import { runEventCommand } from './event';
 
 const io = {
   stdout: (text: string) => void process.stdout.write(text),
@@ -15,7 +15,7 @@ const argv = process.argv.slice(2);
 
 const run: Promise<number> =
   argv[0] === 'event'
-    ? runEventCommand(argv.slice(1), io)
+    ? (require(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io)
     : (require(path.join(__dirname, 'cli-main.js')) as typeof import('./app')).runCli(argv, io);
 
 run.then(

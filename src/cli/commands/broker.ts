@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { ControlPlanePaths } from '../../core/store/paths';
 import type { Logger } from '../../core/base/log';
 import { externalBroker } from '../../core/messaging/brokerEndpoint';
@@ -93,8 +94,8 @@ const serve: Command = {
   summary: 'run the embedded broker in the foreground (the daemon that `mam broker start` spawns)',
   hidden: true,
   async run(ctx) {
-    // Loaded here so that no other command pays for aedes.
-    const { runBrokerDaemon } = await import('../../core/messaging/brokerDaemon');
+    // aedes lives in its own bundle (dist/broker-daemon.js), so that no other command pays for it.
+    const { runBrokerDaemon } = require(path.join(__dirname, 'broker-daemon.js')) as typeof import('../../core/messaging/brokerDaemon');
     const code = await runBrokerDaemon(paths(ctx), daemonLogger(ctx.io));
     // Everything is closed by now; if some library still holds the event loop, leave anyway.
     setTimeout(() => process.exit(code), 1_000).unref();

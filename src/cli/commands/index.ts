@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor';
 import { jobCommands } from './job';
 import { monitorCommand } from './monitor';
 import { orchestratorCommands } from './orchestrator';
+import { remoteCommands } from './remote';
 import { sessionCommands } from './session';
 import { worktreeCommands } from './worktree';
 
@@ -19,6 +20,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
   { name: 'orchestrator', summary: "register the orchestrator's own conversation" },
   { name: 'broker', summary: 'the embedded MQTT broker: start, stop, status' },
+  { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, monitorCommand, doctorCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand];

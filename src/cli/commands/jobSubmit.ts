@@ -1,5 +1,7 @@
 import { JOB_TYPES } from '../../core/jobs/jobSchema';
 import { submitJob } from '../../core/jobs/submit';
+import { submitComposite } from '../../core/jobs/compositeJobs';
+import { UsageError } from '../../core/base/errors';
 import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
 import { JSON_OPTION, type Command } from '../command';
 
@@ -18,6 +20,10 @@ const submit: Command = {
     heartbeat: { kind: 'seconds', value: 'N', description: 'the heartbeat period asked of the agent (default 30)' },
     'parent-job': { kind: 'string', value: 'ID', description: 'the job this one is part of' },
     'no-wait': { kind: 'boolean', description: 'return once the prompt is delivered' },
+    reviewer: { kind: 'string', value: 'SESSION', description: 'with --type loop: the session that reviews each iteration' },
+    'max-iter': { kind: 'count', value: 'N', description: 'with --type loop: worker+reviewer iterations at most (default 3)' },
+    with: { kind: 'string', value: 'SESSION', description: 'with --type discuss: the other session of the discussion' },
+    'max-turns': { kind: 'count', value: 'N', description: 'with --type discuss: turns at most (default 6)' },
     ...JSON_OPTION,
   },
   details: [
@@ -34,8 +40,19 @@ const submit: Command = {
     engine.ledger.onDidChangeJob(({ job, previous }) => {
       if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
     });
-    const result = await submitJob(engine, {
+    const type = (o.type as string | undefined) ?? 'direct';
+    if (!(JOB_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
+    for (const [flag, forType] of [['reviewer', 'loop'], ['max-iter', 'loop'], ['with', 'discuss'], ['max-turns', 'discuss']] as const) {
+      if (o[flag] !== undefined && type !== forType) throw new UsageError(`--${flag} goes with --type ${forType}`);
+    }
+    if (type !== 'direct' && o['no-wait']) throw new UsageError(`--no-wait is not available for --type ${type}: its turns are run by this command`);
+    const submit = type === 'direct' ? submitJob : submitComposite;
+    const result = await submit(engine, {
       session: o.session as string,
+      ...(o.reviewer !== undefined ? { reviewer: o.reviewer as string } : {}),
+      ...(o['max-iter'] !== undefined ? { maxIter: o['max-iter'] as number } : {}),
+      ...(o.with !== undefined ? { partner: o.with as string } : {}),
+      ...(o['max-turns'] !== undefined ? { maxTurns: o['max-turns'] as number } : {}),
       wait: !o['no-wait'],
       baseDir: ctx.io.cwd,
       ...(o.prompt !== undefined ? { prompt: o.prompt as string } : {}),

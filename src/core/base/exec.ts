@@ -1,4 +1,3 @@
-import { execa } from 'execa';
 
 export interface ExecOptions {
   cwd?: string;
@@ -29,6 +28,8 @@ export class ProgramNotFoundError extends Error {
  * output whatever the exit code is. Rejects only when the program cannot be started or times out.
  */
 export async function exec(file: string, args: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+  // Loaded on first use: commands that run no program (list, status of jobs) start faster.
+  const { execa } = require('execa') as typeof import('execa');
   try {
     const result = await execa(file, args, {
       cwd: options.cwd,

@@ -125,7 +125,7 @@ export class JobBus extends DisposableBase {
       const missing = new Set(job.missing ?? []);
       for (const payload of outbox.events()) {
         if (payload.seq <= job.seq && !missing.has(payload.seq)) continue;
-        const outcome = await this.ledger.applyEvent(payload);
+        const outcome = await this.ledger.applyEvent(payload, 'disk');
         if (outcome.status === 'applied') applied++;
         else if (outcome.status === 'rejected') this.logger.warn(`outbox of ${job.id}: ${outcome.message}`);
       }

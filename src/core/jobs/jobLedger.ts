@@ -89,10 +89,13 @@ export class JobLedger extends DisposableBase {
   }
 
   /**
-   * Applies one event: signature, then seq (accept only a seq above the highest seen, or one a
-   * gap left missing; note the gap), then the audit log, then the lifecycle table's effect.
+   * Applies one event: signature, then seq, then the audit log, then the lifecycle table's effect.
+   * From the broker only a seq above the highest seen is accepted (SPEC §6: a lower one is a
+   * replay or out of order; a skipped one is noted as a `seq_gap`). From disk (an outbox), a seq a
+   * gap left missing is accepted too: the outbox is the publishers' own record, and an event that
+   * waited there while a later one got through must still count.
    */
-  async applyEvent(payload: EventPayload): Promise<ApplyOutcome> {
+  async applyEvent(payload: EventPayload, source: 'broker' | 'disk' = 'broker'): Promise<ApplyOutcome> {
     let outcome: ApplyOutcome = { status: 'duplicate' };
     let change: JobChange | undefined;
     const jobs = this.controlPlane.jobs;
@@ -107,8 +110,9 @@ export class JobLedger extends DisposableBase {
         if (!token || !verifySignature(payload, token)) return void (outcome = { status: 'rejected', reason: 'bad_signature', message: `bad signature on ${payload.event} seq ${payload.seq} of job ${job.id}` });
       }
       const missing = new Set(job.missing ?? []);
-      if (payload.seq <= job.seq && !missing.has(payload.seq)) {
-        if (!this.sameAsLogged(job.id, payload)) outcome = { status: 'rejected', reason: 'stale_seq', message: `${payload.event} seq ${payload.seq} of job ${job.id} is not above ${job.seq}: replayed or stale` };
+      const fillsGap = source === 'disk' && missing.has(payload.seq);
+      if (payload.seq <= job.seq && !fillsGap) {
+        if (!this.sameAsLogged(job.id, payload)) outcome = { status: 'rejected', reason: 'stale_seq', message: `${payload.event} seq ${payload.seq} of job ${job.id} is not above ${job.seq}: replayed or out of order` };
         return;
       }
       const now = new Date().toISOString();

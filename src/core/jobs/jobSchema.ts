@@ -70,8 +70,11 @@ export interface JobRecord {
   /** Absolute path of the brief the agent is told to read. */
   brief?: string;
   owner?: JobOwner | null;
-  /** How the prompt went in: typed (and taken), unconfirmed (typed, Enter not confirmed), or not at all. */
-  delivery?: 'pending' | 'typed' | 'unconfirmed' | 'failed' | null;
+  /**
+   * How the prompt went in: typed (and taken), unconfirmed (typed, Enter not confirmed), or not at
+   * all; for a remote job, published (the broker took its dispatch; the runner types it).
+   */
+  delivery?: 'pending' | 'typed' | 'unconfirmed' | 'published' | 'failed' | null;
   dispatched_at?: string | null;
   /** When the prompt was in (typed and Enter pressed): T and the budget count from here. */
   delivered_at?: string | null;

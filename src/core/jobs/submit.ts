@@ -9,6 +9,7 @@ import { idleTimeoutS } from '../config/settings';
 import { DeliveryError } from '../mux/inject';
 import { sleep } from '../store/lock';
 import type { SessionRow } from '../store/sessionSchema';
+import { checkRemoteSubmit, clearDispatch, dispatchRemote } from '../remote/dispatch';
 import { injectedLine, writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
 import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers, type JobType } from './jobSchema';
@@ -71,7 +72,7 @@ export function parseTarget(target: string): { kind: 'local' | 'remote'; mux?: '
  * timers of SPEC §5. Bad input throws UsageError before anything is written.
  */
 export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<SubmitResult> {
-  const { controlPlane, config, sessions } = engine.deps;
+  const { controlPlane, config } = engine.deps;
   const target = parseTarget(req.session);
   const task = taskOf(req);
   const type = (req.type ?? 'direct') as JobType;
@@ -88,6 +89,8 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
     idle_timeout_s: req.idleTimeoutS ?? (req.heartbeatS !== undefined ? v.livenessK * heartbeatS : idleTimeoutS(v)),
     timeout_s: req.timeoutS ?? v.jobTimeoutS,
   };
+
+  if (target.kind === 'remote') checkRemoteSubmit(config, task, req.appendix);
 
   // Subscribe before anything can publish; no broker, nothing written: exit 3.
   await engine.connect();
@@ -109,37 +112,61 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   );
   writeBrief({ job, task, cliPath: engine.deps.cliPath, workspace: controlPlane.workspace, heartbeatS, ...(req.appendix ? { appendix: req.appendix } : {}) }, briefPath);
 
-  if (target.kind === 'remote') throw new UsageError('remote targets need `mam remote run` on the other host (not available in this build yet)');
-
-  // The session must exist, match the asked multiplexer, and run.
-  const row = await controlPlane.sessions.get(target.name);
-  if (!row || (target.mux && row.mux !== target.mux)) return finish(engine, await cancel(engine, id, REASONS.targetNotFound, `no ${target.mux ?? ''} session '${target.name}'`.replace('  ', ' ')));
-  if (row.status !== 'running' || !row.target) return finish(engine, await cancel(engine, id, REASONS.targetNotFound, `session '${target.name}' is ${row.status}`));
-
-  const claimed = await claimSession(engine, row.name, id, owner.token, v.dispatchWaitS * 1000);
-  if (claimed !== 'claimed') return finish(engine, claimed);
-  const live = (await controlPlane.sessions.get(row.name))!;
-
-  // Never inject twice: the record says `dispatched` before a single key is typed.
-  const dispatched = await engine.ledger.transition(id, 'dispatched', null, {
-    when: (j) => j.state === 'registered' && j.owner?.token === owner.token,
-    fields: { dispatched_at: new Date().toISOString(), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
-  });
-  if (!dispatched) return finish(engine, controlPlane.jobs.require(id), true);
-  try {
-    const report = await sessions.deliver(live, injectedLine(id, briefPath));
-    job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: new Date().toISOString() });
-  } catch (err) {
-    if (!(err instanceof DeliveryError)) throw err;
-    job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message })) ?? controlPlane.jobs.require(id);
-    return finish(engine, job);
+  if (target.kind === 'remote') {
+    const sent = await dispatchRemote(engine, { job, runner: target.name, task, token, ownerToken: owner.token, ...(req.appendix ? { appendix: req.appendix } : {}) });
+    if (!sent.delivered) return finish(engine, sent.job, sent.claimedElsewhere);
+    job = sent.job;
+  } else {
+    const delivery = await deliverJob(engine, { id, ownerToken: owner.token, briefPath, target });
+    if (!delivery.delivered) return { job: delivery.job, exitCode: delivery.exitCode };
+    job = delivery.job;
   }
   if (!req.wait) {
     // Nobody waits on it now: the monitor or the extension adopts its timers.
     job = await engine.ledger.patch(id, { owner: null });
     return { job, exitCode: ExitCode.ok };
   }
-  return finish(engine, await waitForEnd(engine, id));
+  const ended = await waitForEnd(engine, id);
+  if (target.kind === 'remote') await clearDispatch(engine, target.name, id);
+  return finish(engine, ended);
+}
+
+/**
+ * Claims the session, marks the job `dispatched` and types its one-line prompt, exactly once: the
+ * delivery half of a submit, also used by `mam remote run` for the mirror of a remote job.
+ * `delivered: false` means the job has ended (or belongs to another attempt) and `exitCode` says why.
+ */
+export async function deliverJob(
+  engine: JobEngine,
+  input: { id: string; ownerToken: string; briefPath: string; target: { name: string; mux?: 'tmux' | 'herdr' } },
+): Promise<SubmitResult & { delivered: boolean }> {
+  const { controlPlane, config, sessions } = engine.deps;
+  const { id, briefPath, target } = input;
+  const notDelivered = (r: SubmitResult) => ({ ...r, delivered: false });
+  // The session must exist, match the asked multiplexer, and run.
+  const row = await controlPlane.sessions.get(target.name);
+  if (!row || (target.mux && row.mux !== target.mux)) return notDelivered(finish(engine, await cancel(engine, id, REASONS.targetNotFound, `no ${target.mux ?? ''} session '${target.name}'`.replace('  ', ' '))));
+  if (row.status !== 'running' || !row.target) return notDelivered(finish(engine, await cancel(engine, id, REASONS.targetNotFound, `session '${target.name}' is ${row.status}`)));
+
+  const claimed = await claimSession(engine, row.name, id, input.ownerToken, config.values.dispatchWaitS * 1000);
+  if (claimed !== 'claimed') return notDelivered(finish(engine, claimed));
+  const live = (await controlPlane.sessions.get(row.name))!;
+
+  // Never inject twice: the record says `dispatched` before a single key is typed.
+  const dispatched = await engine.ledger.transition(id, 'dispatched', null, {
+    when: (j) => j.state === 'registered' && j.owner?.token === input.ownerToken,
+    fields: { dispatched_at: new Date().toISOString(), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
+  });
+  if (!dispatched) return notDelivered(finish(engine, controlPlane.jobs.require(id), true));
+  try {
+    const report = await sessions.deliver(live, injectedLine(id, briefPath));
+    const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: new Date().toISOString() });
+    return { job, exitCode: ExitCode.ok, delivered: true };
+  } catch (err) {
+    if (!(err instanceof DeliveryError)) throw err;
+    const job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message })) ?? controlPlane.jobs.require(id);
+    return notDelivered(finish(engine, job));
+  }
 }
 
 function taskOf(req: SubmitRequest): string {

@@ -8,7 +8,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
-import { MqttClient, type IClientOptions } from 'mqtt';
+// The client class alone: the package's entry also loads WebSocket and SOCKS support we never use.
+import MqttClient from 'mqtt/lib/client';
+import type { IClientOptions } from 'mqtt/lib/client';
 import { errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
 import { BrokerUnusableError, describeEndpoint, type BrokerEndpoint } from './brokerRecord';

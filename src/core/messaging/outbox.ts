@@ -1,32 +1,39 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import { readIfExists } from '../store/atomicFile';
 import type { EventPayload } from './protocol';
 
 /**
- * A job's outbox, `.mam/jobs/<id>/outbox.ndjson`: every event its publishers sent, appended before
- * it goes to the broker, and a `delivered` mark once the broker acknowledged it. Entries without a
- * mark are drained later (re-published, or applied from disk while the broker is down). The seq
- * counter lives beside it (`seq`). All writes happen under the job's outbox lock, held by the
- * caller across allocate → append → publish → mark, so one job's events reach the broker in `seq`
- * order even from several publishers.
+ * A job's outbox, `.mam/jobs/<id>/outbox.ndjson`: every event its publishers sent, appended (and
+ * fsynced) before it goes to the broker. Two small files beside it are caches, rebuilt from the
+ * outbox if they are ever lost or torn: `seq`, the highest seq allocated, and `acked`, the seq up
+ * to which the broker has acknowledged every event. Publishers hold the job's outbox lock across
+ * allocate → append → publish → acknowledge and always send any backlog first, so acknowledged
+ * events form a prefix and one job's events reach the broker in seq order.
  */
 export class JobOutbox {
   readonly file: string;
   private readonly seqFile: string;
+  private readonly ackedFile: string;
 
   constructor(readonly jobDir: string) {
     this.file = path.join(jobDir, 'outbox.ndjson');
     this.seqFile = path.join(jobDir, 'seq');
+    this.ackedFile = path.join(jobDir, 'acked');
   }
 
-  /** The next seq: one more than the highest ever allocated (counter file or outbox, whichever is higher). */
+  /** The highest seq ever allocated (0 when none). */
+  allocatedSeq(): number {
+    const cached = readNumber(this.seqFile);
+    return cached ?? this.events().reduce((max, p) => Math.max(max, p.seq), 0);
+  }
+
+  /** The next seq; the caller holds the outbox lock and appends the event next. */
   allocateSeq(): number {
-    const counter = Number(readIfExists(this.seqFile)?.toString().trim() ?? '0');
-    const inOutbox = this.entries().reduce((max, e) => Math.max(max, e.payload.seq), 0);
-    const next = Math.max(Number.isSafeInteger(counter) ? counter : 0, inOutbox) + 1;
+    const next = this.allocatedSeq() + 1;
     fs.mkdirSync(this.jobDir, { recursive: true });
-    writeFileAtomic(this.seqFile, `${next}\n`);
+    // A cache, not the record: a crash before the append just leaves a gap the subscriber notes.
+    fs.writeFileSync(this.seqFile, `${next}\n`);
     return next;
   }
 
@@ -35,49 +42,39 @@ export class JobOutbox {
     appendLine(this.file, JSON.stringify({ t: 'event', payload }));
   }
 
-  markDelivered(seq: number): void {
-    appendLine(this.file, JSON.stringify({ t: 'delivered', seq }));
+  /** Records that the broker acknowledged every event up to `seq`. */
+  markAcked(seq: number): void {
+    fs.writeFileSync(this.ackedFile, `${seq}\n`);
   }
 
-  /** The highest seq ever allocated (0 when none). */
-  allocatedSeq(): number {
-    const counter = Number(readIfExists(this.seqFile)?.toString().trim() ?? '0');
-    return Number.isSafeInteger(counter) ? counter : 0;
+  /** Events the broker has not acknowledged, in seq order (read only when there are any). */
+  pending(): EventPayload[] {
+    const acked = readNumber(this.ackedFile) ?? 0;
+    if (this.allocatedSeq() <= acked) return [];
+    return this.events().filter((p) => p.seq > acked);
   }
 
   /** Every event in the outbox, in seq order. */
   events(): EventPayload[] {
-    return this.entries().map((e) => e.payload).sort((a, b) => a.seq - b.seq);
-  }
-
-  /** Events not yet acknowledged by a broker, in seq order. */
-  pending(): EventPayload[] {
-    const delivered = new Set<number>();
-    const events: EventPayload[] = [];
-    for (const e of this.entries(true)) {
-      if (e.t === 'delivered') delivered.add(e.seq);
-      else events.push(e.payload);
-    }
-    return events.filter((p) => !delivered.has(p.seq)).sort((a, b) => a.seq - b.seq);
-  }
-
-  private entries(): Array<{ t: 'event'; payload: EventPayload }>;
-  private entries(withMarks: true): Array<{ t: 'event'; payload: EventPayload } | { t: 'delivered'; seq: number }>;
-  private entries(withMarks = false): Array<{ t: 'event'; payload: EventPayload } | { t: 'delivered'; seq: number }> {
     const text = readIfExists(this.file)?.toString('utf8') ?? '';
-    const out: Array<{ t: 'event'; payload: EventPayload } | { t: 'delivered'; seq: number }> = [];
+    const out: EventPayload[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
-        const e = JSON.parse(line) as { t?: string; payload?: EventPayload; seq?: number };
-        if (e.t === 'event' && e.payload) out.push({ t: 'event', payload: e.payload });
-        else if (withMarks && e.t === 'delivered' && typeof e.seq === 'number') out.push({ t: 'delivered', seq: e.seq });
+        const e = JSON.parse(line) as { t?: string; payload?: EventPayload };
+        if (e.t === 'event' && e.payload) out.push(e.payload);
       } catch {
         // a line torn by a crash: the event in it was never published either
       }
     }
-    return out;
+    return out.sort((a, b) => a.seq - b.seq);
   }
+}
+
+function readNumber(file: string): number | undefined {
+  const text = readIfExists(file)?.toString('utf8').trim();
+  if (!text || !/^\d+$/.test(text)) return undefined;
+  return Number(text);
 }
 
 /** Appends one whole line and fsyncs; a torn last line from a crash is terminated first. */

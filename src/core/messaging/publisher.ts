@@ -78,7 +78,7 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
     for (let attempt = 0, backoff = 100; ; attempt++, backoff = Math.min(backoff * 2, 1000)) {
       try {
         await publishOnce(req.endpoint, clientId, toSend.map((p) => ({ topic, payload: JSON.stringify(p) })));
-        for (const p of toSend) outbox.markDelivered(p.seq);
+        outbox.markAcked(payload.seq);
         return { payload, delivered: true, flushed: backlog.length };
       } catch (err) {
         problem = (err as Error).message;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import * as mqttPacket from 'mqtt-packet';
+import { connectPacket, DISCONNECT, publishPacket, readPackets } from './mqttWire';
 
 /** Where to publish: the subset of a broker endpoint this one-shot client needs. */
 export interface QuickEndpoint {
@@ -40,10 +40,9 @@ const CONNACK_REASONS: Record<number, string> = {
 
 /**
  * Connects, publishes `messages` at QoS 1 in order, waits for every PUBACK, and disconnects. This
- * is the whole life of a `mam event` process, so it uses only MQTT.js's packet codec
- * (`mqtt-packet`) over a raw socket with TCP_NODELAY instead of the full client: loading MQTT.js
- * costs more than the rest of the command. Resolves with the seqs of nothing; rejects with
- * QuickPublishError.
+ * is the whole life of a `mam event` process, so it speaks the handful of packets it needs itself
+ * (mqttWire.ts) over a raw socket with TCP_NODELAY: loading MQTT.js costs more than the rest of
+ * the command. Rejects with QuickPublishError.
  */
 export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages: readonly QuickMessage[], timeoutMs = 5000): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -51,7 +50,7 @@ export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages:
       ? tls.connect({ host: endpoint.host, port: endpoint.port, ...(endpoint.ca ? { ca: fs.readFileSync(endpoint.ca) } : {}), servername: endpoint.host })
       : net.createConnection({ host: endpoint.host, port: endpoint.port, noDelay: true });
     if (endpoint.tls) socket.setNoDelay(true);
-    const parser = mqttPacket.parser({ protocolVersion: 4 });
+    let received: Buffer = Buffer.alloc(0);
     const unacked = new Set<number>();
     let settled = false;
     const finish = (err?: QuickPublishError): void => {
@@ -59,44 +58,37 @@ export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages:
       settled = true;
       clearTimeout(timer);
       if (err) socket.destroy();
-      else socket.end(mqttPacket.generate({ cmd: 'disconnect' }));
+      else socket.end(DISCONNECT);
       if (err) reject(err);
       else resolve();
     };
     const timer = setTimeout(() => finish(new QuickPublishError(`no answer from ${endpoint.host}:${endpoint.port} within ${timeoutMs} ms`, 'timeout')), timeoutMs);
 
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
-      socket.write(
-        mqttPacket.generate({
-          cmd: 'connect',
-          protocolId: 'MQTT',
-          protocolVersion: 4,
-          clean: true,
-          clientId,
-          keepalive: 30,
-          ...(endpoint.username ? { username: endpoint.username } : {}),
-          ...(endpoint.password ? { password: Buffer.from(endpoint.password) } : {}),
-        }),
-      );
+      socket.write(connectPacket({ clientId, keepaliveS: 30, ...(endpoint.username ? { username: endpoint.username } : {}), ...(endpoint.password ? { password: endpoint.password } : {}) }));
     });
-    parser.on('packet', (packet: mqttPacket.Packet) => {
-      if (packet.cmd === 'connack') {
-        const code = (packet as mqttPacket.IConnackPacket).returnCode ?? 0;
-        if (code !== 0) return finish(new QuickPublishError(`the broker refused the connection: ${CONNACK_REASONS[code] ?? `code ${code}`}`, 'refused'));
-        if (messages.length === 0) return finish();
-        // Pipelined: the broker handles one connection's packets in order, so order is kept.
-        messages.forEach((m, i) => {
-          const messageId = i + 1;
-          unacked.add(messageId);
-          socket.write(mqttPacket.generate({ cmd: 'publish', topic: m.topic, payload: m.payload, qos: 1, messageId, retain: m.retain ?? false, dup: false }));
-        });
-      } else if (packet.cmd === 'puback') {
-        unacked.delete((packet as mqttPacket.IPubackPacket).messageId ?? -1);
-        if (unacked.size === 0) finish();
+    socket.on('data', (chunk: Buffer) => {
+      let packets;
+      try {
+        ({ packets, rest: received } = readPackets(Buffer.concat([received, chunk])));
+      } catch (err) {
+        return finish(new QuickPublishError(`bad packet from the broker: ${(err as Error).message}`, 'refused'));
+      }
+      for (const packet of packets) {
+        if (packet.type === 'connack') {
+          if (packet.returnCode !== 0) return finish(new QuickPublishError(`the broker refused the connection: ${CONNACK_REASONS[packet.returnCode] ?? `code ${packet.returnCode}`}`, 'refused'));
+          if (messages.length === 0) return finish();
+          // Pipelined: the broker handles one connection's packets in order, so order is kept.
+          messages.forEach((m, i) => {
+            unacked.add(i + 1);
+            socket.write(publishPacket(m.topic, Buffer.isBuffer(m.payload) ? m.payload : Buffer.from(m.payload), i + 1, m.retain ?? false));
+          });
+        } else if (packet.type === 'puback') {
+          unacked.delete(packet.messageId);
+          if (unacked.size === 0) return finish();
+        }
       }
     });
-    parser.on('error', (err: Error) => finish(new QuickPublishError(`bad packet from the broker: ${err.message}`, 'refused')));
-    socket.on('data', (chunk: Buffer) => parser.parse(chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => finish(new QuickPublishError(`cannot reach the broker at ${endpoint.host}:${endpoint.port}: ${err.code ?? err.message}`, 'unreachable')));
     socket.on('close', () => finish(new QuickPublishError(`the broker at ${endpoint.host}:${endpoint.port} closed the connection`, 'unreachable')));
   });

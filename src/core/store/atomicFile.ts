@@ -4,6 +4,12 @@ import * as path from 'node:path';
 export interface AtomicWriteOptions {
   /** File mode for a new file (e.g. 0o600 for credentials). */
   mode?: number;
+  /**
+   * false for files derived from others (status.json): still replaced whole by rename, so no
+   * reader sees a torn file, but not fsynced, since losing the newest copy to a power cut loses
+   * nothing that cannot be derived again. Default true.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -20,7 +26,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let offset = 0;
     while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-    fs.fsyncSync(fd);
+    if (options.durable !== false) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;
     if (options.mode !== undefined) fs.chmodSync(temp, options.mode);
@@ -30,7 +36,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
     fs.rmSync(temp, { force: true });
     throw err;
   }
-  fsyncDirectory(dir);
+  if (options.durable !== false) fsyncDirectory(dir);
 }
 
 /** Removes temp files left by writers of `file` that died between open and rename. Call under the file's lock. */

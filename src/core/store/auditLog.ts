@@ -34,7 +34,8 @@ export class AuditLog {
   writeStatus(jobId: string, status: Record<string, unknown>): void {
     const dir = this.dir(jobId);
     fs.mkdirSync(dir, { recursive: true });
-    writeFileAtomic(path.join(dir, 'status.json'), `${JSON.stringify(status, null, 2)}\n`);
+    // Derived from the record and the log: replaced whole, not fsynced (it is rewritten on every event).
+    writeFileAtomic(path.join(dir, 'status.json'), `${JSON.stringify(status, null, 2)}\n`, { durable: false });
   }
 
   /**

@@ -1,4 +1,3 @@
-import { parse } from 'yaml';
 import { ValidationError } from '../base/errors';
 import { SESSION_FIELDS, validateSessionRow, type SessionRow } from './sessionSchema';
 
@@ -43,6 +42,8 @@ function scalar(value: unknown): string {
 
 /** Parses and validates the YAML mirror; throws with the reason when it is not a valid registry. */
 export function parseMirror(text: string): RegistrySnapshot {
+  // Loaded only here: the mirror is written by hand, and read only when it disagrees with the DB.
+  const { parse } = require('yaml') as typeof import('yaml');
   let doc: unknown;
   try {
     doc = parse(text, { strict: true, uniqueKeys: true, maxAliasCount: 0 });

@@ -1,0 +1,92 @@
+/**
+ * The job event path and dispatch, each beside its reference, in one run:
+ * - publisher API → subscriber's applied event, beside raw mqtt.js QoS 1 round trips;
+ * - a cold `mam event` process, beside `node -e 0` and `mosquitto_pub -q 1`;
+ * - submit → `started` with an agent that acknowledges at once.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { waitForEvent } from '../src/core/base/emitter';
+import { MemoryLogger } from '../src/core/base/log';
+import { newJobId } from '../src/core/base/ids';
+import { resolveConfig } from '../src/core/config/settings';
+import { ControlPlane } from '../src/core/controlPlane';
+import { JobEngine } from '../src/core/jobs/jobEngine';
+import { submitJob } from '../src/core/jobs/submit';
+import { stopEmbeddedBroker } from '../src/core/messaging/embeddedBroker';
+import { publishJobEvent } from '../src/core/messaging/publisher';
+import { topics } from '../src/core/messaging/protocol';
+import { realMuxFactory } from '../src/core/mux';
+import { TmuxBackend } from '../src/core/mux/tmux';
+import { SessionService } from '../src/core/sessions/sessionService';
+import { jobRecord } from '../test/support/rows';
+import { benchRawRoundTrip } from './mqtt';
+import { percentile, timeCommand, type Row } from './stats';
+
+const FAKE_AGENT = path.resolve(__dirname, '../test/fixtures/fake-agent.js');
+
+export async function benchJobs(root: string, cli: string, runs: number): Promise<Row[]> {
+  const ws = path.join(root, 'ws-jobs');
+  fs.mkdirSync(path.join(ws, '.git'), { recursive: true });
+  const server = `mam-bench-jobs-${process.pid}`;
+  const env = { ...process.env, HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux'), MAM_TMUX_SERVER: server };
+  fs.mkdirSync(env.TMUX_TMPDIR, { recursive: true });
+  const logger = new MemoryLogger();
+  const controlPlane = new ControlPlane(ws, { logger });
+  const config = resolveConfig({ workspace: ws, env });
+  const sessions = new SessionService({ controlPlane, config, logger, env, muxFactory: realMuxFactory(env) });
+  const engine = new JobEngine({ controlPlane, config, sessions, muxFactory: realMuxFactory(env), logger, env, cliPath: cli });
+  const rows: Row[] = [];
+  try {
+    await engine.connect();
+    const endpoint = engine.endpoint!;
+    const id = newJobId();
+    await engine.ledger.register({ ...jobRecord({ id }), signed: true }, 'bench-token');
+    await engine.ledger.transition(id, 'dispatched', null, { fields: { dispatched_at: new Date().toISOString() } });
+
+    // Publisher API → applied by the subscriber (outbox append, signed QoS 1, ledger apply with fsync).
+    const applied: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      const seen = waitForEvent(engine.ledger.onDidApplyEvent, (e) => e.job.id === id, 5000);
+      await publishJobEvent({ workspace: ws, jobId: id, event: 'progress', detail: `step ${i}`, sender: 'bench', endpoint });
+      await seen;
+      if (i >= 20) applied.push(performance.now() - t);
+    }
+    const raw = await benchRawRoundTrip(endpoint, 500);
+    const rawP50 = percentile(raw, 50);
+    const appliedP50 = percentile(applied, 50);
+    rows.push({ name: 'raw mqtt.js QoS 1 round trip, embedded broker (reference)', p50: rawP50, p99: percentile(raw, 99) });
+    rows.push({ name: 'event path: publisher API → subscriber applied it (outbox, signature, audit log, record)', p50: appliedP50, p99: percentile(applied, 99), reference: 'raw QoS 1 round trip', ratio: `${(appliedP50 / rawP50).toFixed(1)}×`, goal: '≤ 1.5×' });
+
+    // A cold `mam event` process, beside a bare node and mosquitto_pub on the same broker.
+    const bare = timeCommand(process.execPath, ['-e', '0'], runs, { env });
+    const event = timeCommand(process.execPath, [cli, 'event', 'progress', '--job', id, '--detail', 'cold'], runs, { cwd: ws, env });
+    const bareP50 = percentile(bare, 50);
+    rows.push({ name: '`node -e 0` (reference)', p50: bareP50, p99: percentile(bare, 99) });
+    rows.push({ name: '`mam event progress` (cold process: outbox, sign, publish, PUBACK)', p50: percentile(event, 50), p99: percentile(event, 99), reference: '`node -e 0`', ratio: `${(percentile(event, 50) / bareP50).toFixed(2)}×`, goal: '≤ 1.5×' });
+    if (spawnSync('mosquitto_pub', ['--help']).error === undefined) {
+      const pub = timeCommand('mosquitto_pub', ['-q', '1', '-h', endpoint.host, '-p', String(endpoint.port), '-u', endpoint.username ?? '', '-P', endpoint.password ?? '', '-t', topics.events('bench', 'x'), '-m', 'x'], runs, { env });
+      rows.push({ name: '`mosquitto_pub -q 1` (reference: a C client)', p50: percentile(pub, 50), p99: percentile(pub, 99) });
+    }
+
+    // Dispatch: submit → started, with an agent that acknowledges as soon as it reads the brief.
+    await sessions.create({ name: 'instant', agent: 'claude', command: [process.execPath, FAKE_AGENT, '--as', 'claude', '--mode', 'instant'], baseDir: ws });
+    const dispatch: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const t = performance.now();
+      const started = waitForEvent(engine.ledger.onDidChangeJob, (c) => c.job.state === 'started' && c.job.session === 'instant', 30_000);
+      const done = submitJob(engine, { session: 'instant', prompt: `task ${i}`, wait: true, baseDir: ws });
+      await started;
+      dispatch.push(performance.now() - t);
+      await done;
+    }
+    rows.push({ name: 'dispatch: submit → started (ready check, typing, Enter, the agent runs `mam event started`)', p50: percentile(dispatch, 50), p99: percentile(dispatch, 99) });
+  } finally {
+    engine.dispose();
+    await new TmuxBackend({ server, env }).killServer();
+    await stopEmbeddedBroker(controlPlane.paths);
+  }
+  return rows;
+}

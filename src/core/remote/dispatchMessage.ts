@@ -1,0 +1,151 @@
+/**
+ * The dispatch message that hands a job to a remote runner (SPEC §5 "Remote agents"): its shape,
+ * its signature and its checks, shared by the submitter (`dispatch.ts`) and the runner
+ * (`runner.ts`).
+ *
+ * The message carries the job's token in clear — the runner needs it to sign the agent's events —
+ * so it is signed with MAM_DISPATCH_SECRET but not encrypted: use it only on a private broker.
+ */
+import { randomBytes } from 'node:crypto';
+import { UsageError } from '../base/errors';
+import { JOB_ID_PATTERN, nameProblem } from '../base/ids';
+import type { ResolvedConfig } from '../config/settings';
+import { JOB_TYPES, type JobTimers, type JobType } from '../jobs/jobSchema';
+import { parseUntrusted, RejectedMessage, signatureOf, topics, verifySignature } from '../messaging/protocol';
+
+export interface DispatchPayload {
+  v: 1;
+  job_id: string;
+  /** The submitter's workspace: the runner relays the job's events to its topics. */
+  workspace_id: string;
+  runner: string;
+  /** The runner's local session to use when the runner was not pinned to one (`--session`). */
+  session?: string;
+  task: string;
+  appendix?: string;
+  role: string | null;
+  type: JobType;
+  timers: JobTimers;
+  /** The job's token: the agent signs its events with it and the submitter checks them. */
+  token: string;
+  /** Random per dispatch; with the job ID, what the runner remembers to refuse a replay. */
+  nonce: string;
+  ts: string;
+  /** HMAC-SHA256 with the dispatch secret over the canonical JSON of every other field. */
+  sig?: string;
+}
+
+/** Why a dispatch was refused: the message checks of protocol.ts, plus the runner's own. */
+export type Refusal = RejectedMessage['reason'] | 'expired' | 'replay';
+
+export class RefusedDispatch extends Error {
+  constructor(
+    readonly reason: Refusal,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RefusedDispatch';
+  }
+}
+
+/** A secret shorter than this is a password someone can guess, and then forge dispatches. */
+export const MIN_SECRET_CHARS = 16;
+/** The task travels inside the dispatch; this keeps it well under the broker's packet limit. */
+export const MAX_TASK_BYTES = 256 * 1024;
+/**
+ * Clocks of two hosts differ a little: a dispatch is taken until its T (the submitter's start
+ * timeout) has passed by this much, then refused as expired (the submitter has given up on it).
+ */
+export const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Each dispatch has a retained topic of its own, `mam/remote/<runner>/dispatch/<job-id>`: two jobs
+ * sent to a runner that is offline both wait for it (one shared retained topic would keep only
+ * the last), and clearing one can never wipe another.
+ */
+export const dispatchTopics = {
+  job: (runner: string, jobId: string) => `${topics.dispatch(runner)}/${jobId}`,
+  all: (runner: string) => `${topics.dispatch(runner)}/+`,
+  /** The job ID a dispatch topic of `runner` names, or undefined for any other topic. */
+  jobOf(runner: string, topic: string): string | undefined {
+    const prefix = `${topics.dispatch(runner)}/`;
+    if (!topic.startsWith(prefix)) return undefined;
+    const id = topic.slice(prefix.length);
+    return JOB_ID_PATTERN.test(id) ? id : undefined;
+  },
+};
+
+/** MAM_DISPATCH_SECRET (setting `mam.remote.dispatchSecret`); a usage error when missing or weak. */
+export function dispatchSecretOf(config: ResolvedConfig): string {
+  const secret = config.values.dispatchSecret;
+  if (secret === '') throw new UsageError('remote jobs need MAM_DISPATCH_SECRET (the same on both hosts) to sign dispatches; set it in the environment or .mam.env', 'no_dispatch_secret');
+  if (secret.length < MIN_SECRET_CHARS) throw new UsageError(`MAM_DISPATCH_SECRET is ${secret.length} characters long; use at least ${MIN_SECRET_CHARS} (e.g. the output of 'openssl rand -hex 32')`, 'weak_dispatch_secret');
+  return secret;
+}
+
+/** Builds and signs a dispatch. */
+export function signedDispatch(fields: Omit<DispatchPayload, 'v' | 'nonce' | 'ts' | 'sig'>, secret: string): DispatchPayload {
+  const payload: DispatchPayload = { v: 1, ...fields, nonce: randomBytes(16).toString('hex'), ts: new Date().toISOString() };
+  payload.sig = signatureOf(payload, secret);
+  return payload;
+}
+
+/** When the runner stops taking the dispatch (by its own clock). */
+export function expiresAt(d: DispatchPayload): number {
+  return Date.parse(d.ts) + d.timers.start_timeout_s * 1000 + CLOCK_SKEW_MS;
+}
+
+/**
+ * Reads a dispatch that arrived on `topic` for `runner`: size and JSON (parseUntrusted), schema,
+ * topic, signature (constant time), age. Throws RefusedDispatch; replays are the caller's check.
+ */
+export function readDispatch(bytes: Buffer, topic: string, runner: string, secret: string, now = Date.now()): DispatchPayload {
+  const topicJob = dispatchTopics.jobOf(runner, topic);
+  if (topicJob === undefined) throw new RefusedDispatch('wrong_topic', `dispatches to ${runner} go to ${dispatchTopics.job(runner, '<job-id>')}, not ${topic}`);
+  let raw: Record<string, unknown>;
+  try {
+    raw = parseUntrusted(bytes);
+  } catch (err) {
+    if (err instanceof RejectedMessage) throw new RefusedDispatch(err.reason, err.message);
+    throw err;
+  }
+  const d = validateDispatch(raw);
+  if (d.job_id !== topicJob) throw new RefusedDispatch('wrong_topic', `dispatch of job ${d.job_id} on the topic of job ${topicJob}`);
+  if (d.runner !== runner) throw new RefusedDispatch('wrong_topic', `dispatch for runner '${d.runner}' on the topic of '${runner}'`);
+  if (d.sig === undefined) throw new RefusedDispatch('missing_signature', `unsigned dispatch of job ${d.job_id}`);
+  if (!verifySignature(d, secret)) throw new RefusedDispatch('bad_signature', `bad signature on the dispatch of job ${d.job_id} (is MAM_DISPATCH_SECRET the same on both hosts?)`);
+  if (expiresAt(d) < now) throw new RefusedDispatch('expired', `the dispatch of job ${d.job_id} from ${d.ts} is older than its start timeout; its submitter has given up on it`);
+  return d;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const ALLOWED = new Set(['v', 'job_id', 'workspace_id', 'runner', 'session', 'task', 'appendix', 'role', 'type', 'timers', 'token', 'nonce', 'ts', 'sig']);
+const TIMER_KEYS = ['start_timeout_s', 'heartbeat_s', 'idle_timeout_s', 'timeout_s'] as const;
+
+/** Every field typed, nothing extra. */
+export function validateDispatch(raw: Record<string, unknown>): DispatchPayload {
+  const fail = (why: string): never => {
+    throw new RefusedDispatch('schema', why);
+  };
+  for (const key of Object.keys(raw)) if (!ALLOWED.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
+  if (raw.v !== 1) fail('v must be 1');
+  if (typeof raw.job_id !== 'string' || !JOB_ID_PATTERN.test(raw.job_id)) fail('job_id is not a job ID');
+  if (typeof raw.workspace_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(raw.workspace_id)) fail('workspace_id is not a workspace ID');
+  if (typeof raw.runner !== 'string' || nameProblem(raw.runner) !== undefined) fail('runner is not a name');
+  if (raw.session !== undefined && (typeof raw.session !== 'string' || nameProblem(raw.session) !== undefined)) fail('session is not a session name');
+  if (typeof raw.task !== 'string' || raw.task.trim() === '' || Buffer.byteLength(raw.task) > MAX_TASK_BYTES) fail(`task must be a non-empty string of at most ${MAX_TASK_BYTES} bytes`);
+  if (raw.appendix !== undefined && (typeof raw.appendix !== 'string' || Buffer.byteLength(raw.appendix) > MAX_TASK_BYTES)) fail('appendix must be a string');
+  if (raw.role !== null && (typeof raw.role !== 'string' || raw.role.length > 100 || /[\u0000-\u001f\u007f]/.test(raw.role))) fail('role must be null or a short string');
+  if (!(JOB_TYPES as readonly unknown[]).includes(raw.type)) fail(`type must be one of ${JOB_TYPES.join(', ')}`);
+  const timers = raw.timers as Record<string, unknown> | null;
+  if (typeof timers !== 'object' || timers === null || Array.isArray(timers) || Object.keys(timers).length !== TIMER_KEYS.length) fail('timers must hold exactly the four job timers');
+  for (const k of TIMER_KEYS) {
+    const t = timers![k];
+    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > 365 * 86_400) fail(`timers.${k} must be a positive number of seconds`);
+  }
+  if (typeof raw.token !== 'string' || !/^[0-9a-f]{32,128}$/.test(raw.token)) fail('token must be hex');
+  if (typeof raw.nonce !== 'string' || !/^[0-9a-f]{16,128}$/.test(raw.nonce)) fail('nonce must be hex');
+  if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts) || Number.isNaN(Date.parse(raw.ts))) fail('ts must be an ISO-8601 UTC time');
+  if (raw.sig !== undefined && typeof raw.sig !== 'string') fail('sig must be a string');
+  return raw as unknown as DispatchPayload;
+}

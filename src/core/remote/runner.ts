@@ -1,0 +1,281 @@
+/**
+ * The runner's half of a remote job (`mam remote run --name R`): it takes signed dispatches for R
+ * off the shared broker, runs each as a **mirror job** — same ID, same token — in a session of its
+ * own workspace, delivered exactly like a local submit, and relays the mirror's events to the
+ * submitter's workspace, where they are judged like a local agent's.
+ */
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MqttClient } from 'mqtt';
+import { DisposableBase, toDisposable } from '../base/disposable';
+import { Emitter } from '../base/emitter';
+import { errorMessage } from '../base/errors';
+import { writeBrief } from '../jobs/brief';
+import type { JobEngine } from '../jobs/jobEngine';
+import { isTerminal, type JobOwner, type JobRecord } from '../jobs/jobSchema';
+import { REASONS } from '../jobs/lifecycle';
+import { deliverJob } from '../jobs/submit';
+import { connectClient, uniqueClientId } from '../messaging/mqttClient';
+import { JobOutbox } from '../messaging/outbox';
+import { topics, type EventPayload } from '../messaging/protocol';
+import { publishJobEvent } from '../messaging/publisher';
+import { dispatchSecretOf, dispatchTopics, expiresAt, readDispatch, RefusedDispatch, type DispatchPayload, type Refusal } from './dispatchMessage';
+import { SeenDispatches } from './seenDispatches';
+
+export interface RemoteRunnerOptions {
+  engine: JobEngine;
+  /** The runner's name: it takes dispatches sent to `remote:<name>`. */
+  name: string;
+  /** The local session every job goes to; without it, the session the dispatch names. */
+  session?: string;
+  /** Take one dispatch, then no more (the caller exits when its job has ended). */
+  once?: boolean;
+}
+
+/** Where a mirror job came from, kept on its record (`remote`). */
+export interface MirrorOrigin {
+  runner: string;
+  /** The submitter's workspace, whose event topic gets the relayed events. */
+  workspace_id: string;
+  nonce: string;
+  dispatched_ts: string;
+}
+
+export interface RefusalNotice {
+  topic: string;
+  jobId?: string;
+  reason: Refusal;
+  message: string;
+}
+
+export class RemoteRunner extends DisposableBase {
+  private readonly refused = this._register(new Emitter<RefusalNotice>());
+  private readonly accepted = this._register(new Emitter<{ job: JobRecord; from: string }>());
+  private readonly finished = this._register(new Emitter<JobRecord>());
+  /** A dispatch was refused (never run); the message says why. */
+  readonly onDidRefuse = this.refused.event;
+  /** A dispatch was taken: its mirror job is registered and about to be delivered. */
+  readonly onDidAccept = this.accepted.event;
+  /** A mirror job ended and its outcome reached the broker on its way to the submitter. */
+  readonly onDidFinish = this.finished.event;
+
+  private readonly owner: JobOwner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') };
+  private readonly seen: SeenDispatches;
+  private secret = '';
+  private client: MqttClient | undefined;
+  /** Dispatches are checked one at a time: the seen set is read and written in order. */
+  private intake: Promise<unknown> = Promise.resolve();
+  /** Relays run one at a time, so each job's events leave in seq order. */
+  private relays: Promise<unknown> = Promise.resolve();
+  private readonly work = new Set<Promise<unknown>>();
+  /** Seqs of each mirror job sent (or being sent) to the submitter. */
+  private readonly relayed = new Map<string, Set<number>>();
+  private readonly errorPublished = new Set<string>();
+  private readonly done = new Set<string>();
+  private closed = false;
+
+  constructor(private readonly options: RemoteRunnerOptions) {
+    super();
+    this.seen = new SeenDispatches(options.engine.deps.controlPlane.paths, options.name);
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /**
+   * Connects (the workspace's broker, which must be the submitters' broker too), starts the timers
+   * of its own mirror jobs, picks up the relaying of mirror jobs a previous run left open, and
+   * subscribes to its dispatch topics; retained dispatches that waited for it arrive at once.
+   */
+  async start(): Promise<void> {
+    const { engine } = this.options;
+    const { controlPlane, logger } = engine.deps;
+    this.secret = dispatchSecretOf(engine.deps.config);
+    // Before connecting: the subscriber drains outboxes on connect, and those events need relaying.
+    this._register(engine.ledger.onDidChangeJob(({ job }) => {
+      if (this.originOf(job)) this.relay(job.id);
+    }));
+    await engine.connect();
+    engine.supervise({ ownerToken: this.owner.token });
+    const client = await connectClient(engine.endpoint!, { clientId: uniqueClientId(`runner-${this.name}`), logger });
+    this.client = client;
+    this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
+    client.on('message', (topic: string, payload: Buffer) => {
+      this.intake = this.intake.then(() => this.take(topic, payload)).catch((err: unknown) => logger.error(`runner ${this.name}: ${errorMessage(err)}`));
+    });
+    for (const job of controlPlane.jobs.list().jobs) if (this.originOf(job) && !isTerminal(job.state)) this.relay(job.id);
+    await client.subscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)], { qos: 1 });
+  }
+
+  /** The topic filter it listens on, for messages to the user. */
+  get listeningOn(): string {
+    return dispatchTopics.all(this.name);
+  }
+
+  /**
+   * Stops taking dispatches and lets the work in hand settle. A job still waiting for its session
+   * is cancelled (its submitter hears so at once) rather than left for minutes; one being typed
+   * is finished. Mirror jobs still open then lose their owner, so `mam monitor` or the extension on
+   * this host enforces their timers; a runner started again relays their events.
+   */
+  async stop(): Promise<JobRecord[]> {
+    this.closed = true;
+    await this.client?.unsubscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)]).catch(() => undefined);
+    await this.intake;
+    const { controlPlane } = this.options.engine.deps;
+    const mine = () => controlPlane.jobs.list().jobs.filter((j) => this.originOf(j) && !isTerminal(j.state) && j.owner?.token === this.owner.token);
+    for (const job of mine().filter((j) => j.state === 'registered')) {
+      await this.options.engine.ledger.transition(job.id, 'cancelled', REASONS.notDelivered, { when: (j) => j.state === 'registered', note: `runner '${this.name}' stopped before delivering it` });
+    }
+    await Promise.allSettled([...this.work]);
+    await this.relays;
+    const open = mine();
+    for (const job of open) await this.options.engine.ledger.patch(job.id, { owner: null });
+    return open;
+  }
+
+  /** Checks one dispatch message and, if it passes, runs it. */
+  private async take(topic: string, bytes: Buffer): Promise<void> {
+    // An empty payload is a retained dispatch being cleared (by us or its submitter), not a dispatch.
+    if (bytes.length === 0 || this.closed) return;
+    let d: DispatchPayload;
+    try {
+      d = readDispatch(bytes, topic, this.name, this.secret);
+    } catch (err) {
+      if (!(err instanceof RefusedDispatch)) throw err;
+      // Only an authentic dispatch is cleared: a forged one does not get to make us act.
+      if (err.reason === 'expired') await this.clear(topic);
+      return this.refuse(topic, dispatchTopics.jobOf(this.name, topic), err);
+    }
+    const { controlPlane } = this.options.engine.deps;
+    if (!(await this.seen.remember(d, expiresAt(d)))) {
+      await this.clear(topic);
+      return this.refuse(topic, d.job_id, new RefusedDispatch('replay', `the dispatch of job ${d.job_id} was taken before: a replay`));
+    }
+    await this.clear(topic);
+    if (controlPlane.jobs.get(d.job_id)) return this.refuse(topic, d.job_id, new RefusedDispatch('replay', `job ${d.job_id} already exists in this workspace (a replay, or the runner runs in the submitter's own workspace)`));
+    if (this.options.once) {
+      // One job only: leave every other dispatch on the broker for the next runner.
+      this.closed = true;
+      void this.client?.unsubscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)]).catch(() => undefined);
+    }
+    const job = await this.registerMirror(d);
+    this.accepted.fire({ job, from: d.workspace_id });
+    this.track(this.deliver(job));
+  }
+
+  private async registerMirror(d: DispatchPayload): Promise<JobRecord> {
+    const { engine } = this.options;
+    const { controlPlane, cliPath } = engine.deps;
+    const session = this.options.session ?? d.session;
+    const now = new Date().toISOString();
+    const briefPath = path.join(controlPlane.paths.jobDir(d.job_id), 'brief.md');
+    const origin: MirrorOrigin = { runner: this.name, workspace_id: d.workspace_id, nonce: d.nonce, dispatched_ts: d.ts };
+    const job = await engine.ledger.register(
+      {
+        id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
+        parent_job: null, detail: null, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
+        timers: d.timers, signed: true, brief: briefPath, owner: this.owner, delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
+        remote: origin,
+      },
+      d.token,
+    );
+    writeBrief({ job, task: d.task, cliPath, workspace: controlPlane.workspace, heartbeatS: d.timers.heartbeat_s, ...(d.appendix !== undefined ? { appendix: d.appendix } : {}) }, briefPath);
+    return job;
+  }
+
+  /** Delivers like a local submit; a job that cannot be delivered ends here and the relay says so. */
+  private async deliver(job: JobRecord): Promise<void> {
+    const { engine } = this.options;
+    if (!job.target) {
+      await engine.ledger.transition(job.id, 'cancelled', REASONS.targetNotFound, { note: `runner '${this.name}' has no --session and the dispatch names none` });
+      return;
+    }
+    try {
+      await deliverJob(engine, { id: job.id, ownerToken: this.owner.token, briefPath: job.brief!, target: { name: job.target.name } });
+    } catch (err) {
+      // Whatever went wrong, the job must end here, so that the submitter hears of it.
+      engine.deps.logger.error(`runner ${this.name}: job ${job.id}: delivery failed: ${errorMessage(err)}`);
+      await engine.ledger.transition(job.id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), note: `delivery failed: ${errorMessage(err)}` });
+    }
+  }
+
+  private relay(jobId: string): void {
+    this.relays = this.relays.then(() => this.pump(jobId)).catch((err: unknown) => this.options.engine.deps.logger.warn(`runner ${this.name}: relaying job ${jobId}: ${errorMessage(err)}`));
+    this.track(this.relays);
+  }
+
+  /**
+   * Sends the submitter every event of the mirror job it has not been sent yet, verbatim (signed
+   * with the job's token by the agent's `mam event`), from the job's outbox: the publishers' own
+   * record, complete even when another process (`mam monitor`) applied the events first. A job
+   * ended here without an event from its agent — timers, its pane gone, not delivered — gets an
+   * `error` event first, so that the submitter ends too instead of waiting out its own timers.
+   */
+  private async pump(jobId: string): Promise<void> {
+    const { engine } = this.options;
+    const job = engine.deps.controlPlane.jobs.get(jobId);
+    const origin = job && this.originOf(job);
+    if (!job || !origin || !this.client) return;
+    const outbox = new JobOutbox(engine.deps.controlPlane.paths.jobDir(jobId));
+    let events = outbox.events();
+    const endedByAgent = job.state === 'completed' || (job.state === 'failed' && job.reason === 'agent_error');
+    if (isTerminal(job.state) && !endedByAgent && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
+      this.errorPublished.add(jobId);
+      await publishJobEvent({
+        workspace: engine.deps.controlPlane.workspace,
+        jobId,
+        event: 'error',
+        detail: `remote runner '${this.name}': the job ended ${job.state} (${job.reason ?? 'no reason'}) on ${os.hostname()}`,
+        sender: `mam-remote-${this.name}`,
+        endpoint: engine.endpoint,
+      });
+      events = outbox.events();
+    }
+    const sent = this.relayed.get(jobId) ?? new Set<number>();
+    this.relayed.set(jobId, sent);
+    const topic = topics.events(origin.workspace_id, jobId);
+    const pending = events.filter((p) => !sent.has(p.seq));
+    for (const p of pending) sent.add(p.seq);
+    // QoS 1 from one client keeps their order; a failed one is sent again on the next change.
+    const results = await Promise.allSettled(pending.map((p) => this.client!.publishAsync(topic, JSON.stringify(p), { qos: 1 })));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') {
+        sent.delete(pending[i]!.seq);
+        engine.deps.logger.warn(`runner ${this.name}: job ${jobId}: event seq ${pending[i]!.seq} not relayed: ${errorMessage(r.reason)}`);
+      }
+    });
+    if (isTerminal(job.state) && !this.done.has(jobId) && events.some((p) => isFinal(p) && sent.has(p.seq))) {
+      this.done.add(jobId);
+      this.finished.fire(job);
+    }
+  }
+
+  private async clear(topic: string): Promise<void> {
+    try {
+      await this.client!.publishAsync(topic, '', { qos: 1, retain: true });
+    } catch (err) {
+      this.options.engine.deps.logger.warn(`runner ${this.name}: could not clear the retained dispatch on ${topic}: ${errorMessage(err)}`);
+    }
+  }
+
+  private refuse(topic: string, jobId: string | undefined, err: RefusedDispatch): void {
+    this.refused.fire({ topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
+  }
+
+  private originOf(job: JobRecord): MirrorOrigin | undefined {
+    const origin = job.remote as MirrorOrigin | undefined;
+    return origin && typeof origin === 'object' && origin.runner === this.name ? origin : undefined;
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.work.add(p);
+    void p.finally(() => this.work.delete(p)).catch(() => undefined);
+  }
+}
+
+function isFinal(p: EventPayload): boolean {
+  return p.event === 'completed' || p.event === 'error';
+}
