@@ -11,6 +11,7 @@ import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
 import { benchMqtt } from './mqtt';
+import { benchVscode } from './vscode';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
     rows.push(...(await benchMqtt(root, CLI)));
     rows.push(...(await benchJobs(root, CLI, RUNS)));
+    rows.push(...benchVscode(root));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));
   } finally {

@@ -17,7 +17,15 @@ const common = {
   legalComments: 'none',
 };
 const entries = [
-  { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+  // The extension's views and commands; the engine (SQLite, MQTT, jobs) loads from dist/engine.js on first need.
+  // The banner and footer time the bundle's own evaluation (reported by the benchmark).
+  {
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    banner: { js: 'var __mamLoadStart = performance.now();' },
+    footer: { js: 'module.exports.__mamLoadMs = performance.now() - __mamLoadStart;' },
+  },
+  { entryPoints: ['src/engine.ts'], outfile: 'dist/engine.js' },
   // dist/cli.js only picks dist/cli-event.js (`mam event`, run by agents) or dist/cli-main.js.
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/event.ts'], outfile: 'dist/cli-event.js' },

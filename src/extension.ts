@@ -1,52 +1,91 @@
 import * as vscode from 'vscode';
-import { runDoctor } from './core/doctor';
+import type { Logger } from './core/base/log';
+import { Views } from './views/commandIds';
+import { EngineHost } from './views/engineHost';
+import { registerJobCommands } from './views/jobCommands';
+import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobLogDocument';
 import { JobsTreeProvider } from './views/jobsTree';
+import { Notifier } from './views/notifications';
+import { registerSessionCommands } from './views/sessionCommands';
 import { SessionsTreeProvider } from './views/sessionsTree';
-import { WorkspaceCore, channelLogger } from './views/workspaceCore';
+import { JobStatusBar } from './views/statusBar';
+import { registerWorkspaceCommands } from './views/workspaceCommands';
 
-/** Composition root: one core per workspace folder, views wired to it. */
-export function activate(context: vscode.ExtensionContext): void {
+/** What the extension hands to its own tests (and to anyone curious): the live parts. */
+export interface MamApi {
+  host: EngineHost;
+  sessions: SessionsTreeProvider;
+  jobs: JobsTreeProvider;
+  statusBar: JobStatusBar;
+  notifier: Notifier;
+  /** How long `activate` took, in ms. */
+  activationMs: number;
+  /** How long evaluating dist/extension.js took, in ms (measured by the bundle's first and last lines). */
+  loadMs: number;
+}
+
+/**
+ * Composition root: views, commands and the status bar, wired to one engine per workspace folder.
+ * The engines (SQLite, MQTT, the jobs engine) load from dist/engine.js after activation returns.
+ */
+export function activate(context: vscode.ExtensionContext): MamApi {
+  const started = performance.now();
   const channel = vscode.window.createOutputChannel('Multi-Agent Mux', { log: true });
   context.subscriptions.push(channel);
-  const logger = channelLogger(channel);
+  const host = new EngineHost(context, channelLogger(channel));
+  context.subscriptions.push(host);
 
-  let cores: WorkspaceCore[] = [];
-  const rebuild = (): void => {
-    cores = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => new WorkspaceCore(f, logger));
+  const sessions = new SessionsTreeProvider(host);
+  const jobs = new JobsTreeProvider(host);
+  const statusBar = new JobStatusBar(host);
+  const notifier = new Notifier(host);
+  const jobLogs = new JobLogProvider(host);
+  const sessionsView = vscode.window.createTreeView(Views.sessions, { treeDataProvider: sessions, showCollapseAll: true });
+  const jobsView = vscode.window.createTreeView(Views.jobs, { treeDataProvider: jobs, showCollapseAll: true });
+  // Restricted mode: the views still show what is on disk, and say why nothing runs.
+  const trustMessage = (): void => {
+    sessionsView.message = vscode.workspace.isTrusted ? undefined : 'Untrusted workspace: read-only. MAM starts no agents, broker or monitor here.';
   };
-  rebuild();
+  trustMessage();
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(trustMessage));
+  context.subscriptions.push(
+    sessions,
+    jobs,
+    statusBar,
+    notifier,
+    jobLogs,
+    sessionsView,
+    jobsView,
+    vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
+    ...registerSessionCommands(host),
+    ...registerJobCommands(host),
+    ...registerWorkspaceCommands(host, context, channel),
+  );
+  // Elapsed times in the views and the status bar move on their own between events.
+  const tick = setInterval(() => host.current.some((e) => e.engine.listJobs().some((j) => ['registered', 'dispatched', 'started'].includes(j.state))) && jobs.refresh(), 5000);
+  context.subscriptions.push({ dispose: () => clearInterval(tick) });
 
-  const sessions = new SessionsTreeProvider(() => cores);
-  const jobs = new JobsTreeProvider(() => cores);
-  const refresh = (): void => {
+  // Build the engines off the activation path; the views fill in when they are ready.
+  setImmediate(() => void host.ready().then(() => {
     sessions.refresh();
     jobs.refresh();
-  };
-  context.subscriptions.push(
-    vscode.window.createTreeView('mam.sessions', { treeDataProvider: sessions }),
-    vscode.window.createTreeView('mam.jobs', { treeDataProvider: jobs }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => {
-      rebuild();
-      refresh();
-    }),
-    vscode.commands.registerCommand('mam.refresh', refresh),
-    vscode.commands.registerCommand('mam.runDoctor', async () => {
-      for (const core of cores) {
-        const checks = await runDoctor({ workspace: core.folder.uri.fsPath, env: process.env });
-        channel.info(`doctor: ${core.folder.name}`);
-        for (const c of checks) (c.ok ? channel.info : channel.error).call(channel, `${c.ok ? 'ok' : 'problem'} ${c.name}: ${c.detail}${c.fix ? ` → ${c.fix}` : ''}`);
-      }
-      channel.show(true);
-    }),
-    vscode.commands.registerCommand('mam.openControlPlane', async () => {
-      const core = cores[0];
-      if (!core) return void vscode.window.showInformationMessage('MAM: open a folder first.');
-      await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(core.controlPlane.paths.dir));
-    }),
-  );
+    statusBar.update();
+  }, (err: unknown) => channel.error(`starting: ${(err as Error).message}`)));
 
-  const watcher = vscode.workspace.createFileSystemWatcher('**/.mam/{agent-sessions.yaml,jobs/*.json}');
-  context.subscriptions.push(watcher, watcher.onDidChange(refresh), watcher.onDidCreate(refresh), watcher.onDidDelete(refresh));
+  const activationMs = performance.now() - started;
+  const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
+  channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
+  return { host, sessions, jobs, statusBar, notifier, activationMs, loadMs };
 }
 
 export function deactivate(): void {}
+
+/** The engine's Logger over the extension's LogOutputChannel. */
+function channelLogger(channel: vscode.LogOutputChannel): Logger {
+  return {
+    debug: (m) => channel.debug(m),
+    info: (m) => channel.info(m),
+    warn: (m) => channel.warn(m),
+    error: (m) => channel.error(m),
+  };
+}

@@ -1,43 +1,121 @@
 import * as vscode from 'vscode';
+import type { JobRecord } from '../core/jobs/jobSchema';
 import type { SessionRow } from '../core/store/sessionSchema';
-import type { WorkspaceCore } from './workspaceCore';
+import type { EngineHost, FolderEngine } from './engineHost';
+import { escape, isBlocked, isOpen, jobTreeItem } from './jobItems';
+import { DisposableBase } from './lifecycle';
 
-const STATUS_ICON: Record<SessionRow['status'], [string, string | undefined]> = {
-  running: ['play-circle', 'testing.iconPassed'],
-  starting: ['loading~spin', undefined],
-  stopped: ['debug-pause', 'disabledForeground'],
-  terminated: ['circle-slash', 'disabledForeground'],
-  failed: ['error', 'testing.iconFailed'],
+export type SessionsNode =
+  | { kind: 'folder'; folderIndex: number }
+  | { kind: 'session'; folderIndex: number; name: string }
+  | { kind: 'job'; folderIndex: number; session: string; jobId: string };
+
+const RECENT_JOBS = 5;
+
+const STATUS_LOOK: Record<SessionRow['status'], { icon: string; color?: string }> = {
+  running: { icon: 'circle-filled', color: 'testing.iconPassed' },
+  starting: { icon: 'loading~spin' },
+  stopped: { icon: 'debug-pause', color: 'disabledForeground' },
+  terminated: { icon: 'circle-slash', color: 'disabledForeground' },
+  failed: { icon: 'error', color: 'testing.iconFailed' },
 };
 
-/** The Sessions view: one row per registered session, read from the registry. */
-export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionRow> {
-  private readonly changed = new vscode.EventEmitter<void>();
+/**
+ * The Sessions view: each session with its current and recent jobs (grouped by folder in a
+ * multi-root workspace). It renders what the engines hold; it refreshes when they say something
+ * changed, and reads the registry once per refresh.
+ */
+export class SessionsTreeProvider extends DisposableBase implements vscode.TreeDataProvider<SessionsNode> {
+  private readonly changed = this._register(new vscode.EventEmitter<SessionsNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
+  private rows = new Map<number, Promise<SessionRow[]>>();
 
-  constructor(private readonly cores: () => readonly WorkspaceCore[]) {}
+  constructor(private readonly host: EngineHost) {
+    super();
+    this._register(host.onDidChange(() => this.refresh()));
+  }
 
   refresh(): void {
-    this.changed.fire();
+    this.rows.clear();
+    this.changed.fire(undefined);
   }
 
-  async getChildren(element?: SessionRow): Promise<SessionRow[]> {
-    if (element) return [];
-    const rows = await Promise.all(this.cores().map((c) => c.controlPlane.sessions.list().catch(() => [])));
-    return rows.flat();
+  async getChildren(node?: SessionsNode): Promise<SessionsNode[]> {
+    const engines = await this.host.ready();
+    if (!node) {
+      if (engines.length > 1) return engines.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index }));
+      return engines[0] ? this.sessionsOf(engines[0]) : [];
+    }
+    const fe = this.host.byFolderIndex(node.folderIndex);
+    if (!fe) return [];
+    if (node.kind === 'folder') return this.sessionsOf(fe);
+    if (node.kind === 'session') {
+      return jobsOfSession(fe, node.name).map((job) => ({ kind: 'job', folderIndex: node.folderIndex, session: node.name, jobId: job.id }));
+    }
+    return [];
   }
 
-  getTreeItem(session: SessionRow): vscode.TreeItem {
-    const item = new vscode.TreeItem(session.name, vscode.TreeItemCollapsibleState.None);
-    const [icon, color] = STATUS_ICON[session.status];
-    item.id = `session:${session.server}:${session.name}`;
-    item.description = `${session.agent} · ${session.role} · ${session.status}`;
-    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    item.tooltip = new vscode.MarkdownString(
-      [`**${session.name}** (${session.agent}, ${session.role})`, `status: ${session.status}`, `cwd: \`${session.cwd}\``,
-        `pane: ${session.mux}:${session.server} ${session.target ?? '-'}`, `conversation: ${session.conversation_id ?? '-'}`].join('\n\n'),
-    );
-    item.contextValue = `mam.session.${session.status}`;
-    return item;
+  getParent(node: SessionsNode): SessionsNode | undefined {
+    if (node.kind === 'job') return { kind: 'session', folderIndex: node.folderIndex, name: node.session };
+    if (node.kind === 'session' && this.host.current.length > 1) return { kind: 'folder', folderIndex: node.folderIndex };
+    return undefined;
   }
+
+  async getTreeItem(node: SessionsNode): Promise<vscode.TreeItem> {
+    const fe = this.host.byFolderIndex(node.folderIndex);
+    if (node.kind === 'folder' || !fe) {
+      const item = new vscode.TreeItem(fe?.folder.name ?? '?', vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `folder:${node.folderIndex}`;
+      item.iconPath = vscode.ThemeIcon.Folder;
+      return item;
+    }
+    if (node.kind === 'job') {
+      const job = fe.engine.job(node.jobId);
+      return job ? jobTreeItem(job, 'session-job', node.folderIndex) : new vscode.TreeItem(node.jobId);
+    }
+    const row = (await this.rowsOf(fe)).find((r) => r.name === node.name);
+    return row ? sessionItem(fe, row) : new vscode.TreeItem(node.name);
+  }
+
+  /** The registry rows of a folder, read once per refresh. */
+  rowsOf(fe: FolderEngine): Promise<SessionRow[]> {
+    let rows = this.rows.get(fe.folder.index);
+    if (!rows) {
+      rows = fe.engine.listSessions().catch(() => []);
+      this.rows.set(fe.folder.index, rows);
+    }
+    return rows;
+  }
+
+  private async sessionsOf(fe: FolderEngine): Promise<SessionsNode[]> {
+    return (await this.rowsOf(fe)).map((r) => ({ kind: 'session', folderIndex: fe.folder.index, name: r.name }));
+  }
+}
+
+/** The session's current job first, then its most recent ones. */
+function jobsOfSession(fe: FolderEngine, name: string): JobRecord[] {
+  const mine = fe.engine.listJobs().filter((j) => j.target?.kind === 'local' && j.target.name === name);
+  const open = mine.filter(isOpen);
+  return [...open, ...mine.filter((j) => !isOpen(j))].slice(0, Math.max(RECENT_JOBS, open.length));
+}
+
+function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
+  const jobs = jobsOfSession(fe, row.name);
+  const current = row.current_job ? fe.engine.job(row.current_job) : undefined;
+  const blocked = current && isBlocked(current);
+  const look = blocked ? { icon: 'bell-dot', color: 'list.warningForeground' } : STATUS_LOOK[row.status];
+  const item = new vscode.TreeItem(row.name, jobs.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  item.id = `session:${fe.folder.index}:${row.name}`;
+  item.iconPath = new vscode.ThemeIcon(look.icon, look.color ? new vscode.ThemeColor(look.color) : undefined);
+  item.description = `${row.agent} · ${row.role} · ${blocked ? 'needs permission' : current ? 'working' : row.status}`;
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`**${escape(row.name)}** — ${row.agent}, ${row.role}\n\n`);
+  md.appendMarkdown(`- status: ${row.status}${row.resumable ? ' (resumable)' : ''}\n`);
+  md.appendMarkdown(`- folder: \`${escape(row.cwd)}\`\n`);
+  md.appendMarkdown(`- conversation: ${row.conversation_id ? `\`${row.conversation_id}\`` : '—'}\n`);
+  md.appendMarkdown(`- pane: ${row.target ? `\`${row.mux} -L ${escape(row.server)}\` \`${row.target}\`` : '—'}\n`);
+  if (current) md.appendMarkdown(`- job: \`${current.id}\`${blocked ? ' — **waiting for permission**' : ''}\n`);
+  item.tooltip = md;
+  item.contextValue = ['mam.session', row.status, row.resumable ? 'resumable' : '', row.conversation_id ? 'conversation' : ''].filter(Boolean).join('.');
+  return item;
 }

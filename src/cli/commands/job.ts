@@ -1,6 +1,6 @@
 import { UsageError } from '../../core/base/errors';
 import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
-import type { AuditEntry } from '../../core/store/auditLog';
+import { formatEntry } from '../../core/jobs/formatLog';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 import { jobActionCommands } from './jobSubmit';
@@ -115,19 +115,6 @@ const logs: Command = {
     return 0;
   },
 };
-
-export function formatEntry(e: AuditEntry): string {
-  switch (e.type) {
-    case 'event':
-      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}${e.late ? '  (late: the job had already ended)' : ''}`;
-    case 'transition':
-      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}`;
-    case 'note':
-      return `${e.at}  note                ${e.note}`;
-    default:
-      return JSON.stringify(e);
-  }
-}
 
 function sessionName(target: string): string {
   const colon = target.indexOf(':');

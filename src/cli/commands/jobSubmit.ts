@@ -38,7 +38,7 @@ const submit: Command = {
     const engine = ctx.jobs();
     const json = Boolean(o.json);
     engine.ledger.onDidChangeJob(({ job, previous }) => {
-      if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
+      if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
     });
     const type = (o.type as string | undefined) ?? 'direct';
     if (!(JOB_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);

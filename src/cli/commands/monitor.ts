@@ -23,7 +23,7 @@ export const monitorCommand: Command = {
       for (const n of r.revived) ctx.out(`running ${n}: its pane is alive`);
     };
     engine.ledger.onDidChangeJob(({ job, previous }) => {
-      if (job.state !== previous) ctx.out(`job ${job.id}: ${previous} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);
+      if (job.state !== previous) ctx.out(`job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);
     });
     engine.ledger.onDidApplyEvent(({ job, payload, late }) => {
       if (late) ctx.out(`job ${job.id}: late ${payload.event} (seq ${payload.seq}) after it ended ${job.state}`);

@@ -39,7 +39,7 @@ const run: Command = {
     runner.onDidRefuse((r) => ctx.io.stderr(`mam: warning: refused a dispatch on ${r.topic}${r.jobId ? ` (job ${r.jobId})` : ''}: ${r.reason}: ${r.message}\n`));
     runner.onDidAccept(({ job, from }) => say(`accepted job ${job.id} from workspace ${from} for session ${job.target?.name ?? '(none)'}`));
     engine.ledger.onDidChangeJob(({ job, previous }) => {
-      if (job.state !== previous && job.remote) say(`job ${job.id}: ${previous} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);
+      if (job.state !== previous && job.remote) say(`job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);
     });
 
     let first: string | undefined;

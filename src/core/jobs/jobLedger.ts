@@ -12,7 +12,8 @@ import { canTransition, effectOf } from './lifecycle';
 
 export interface JobChange {
   job: JobRecord;
-  previous: JobState;
+  /** The state before the change; null for a job just registered. */
+  previous: JobState | null;
 }
 
 export type ApplyOutcome =
@@ -53,7 +54,8 @@ export class JobLedger extends DisposableBase {
       audit.append(job.id, { type: 'transition', at: job.created_at, from: null, to: job.state, reason: job.reason });
       audit.writeStatus(job.id, statusOf(job));
     });
-    this.changed.fire({ job, previous: job.state });
+    this.known.set(job.id, fingerprint(job));
+    this.changed.fire({ job, previous: null });
     return job;
   }
 
@@ -134,6 +136,7 @@ export class JobLedger extends DisposableBase {
         ...(payload.detail !== null ? { detail: payload.detail } : {}),
         ...(reportPath ? { report: reportPath } : {}),
         ...(effect.alive ? { last_event_at: now } : {}),
+        ...(effect.late ? {} : { last_event: payload.event }),
         ...(payload.event === 'started' && !job.started_at ? { started_at: now } : {}),
         ...(payload.heartbeat !== undefined && job.timers ? { heartbeat_reported_s: payload.heartbeat } : {}),
       };
@@ -171,7 +174,7 @@ export class JobLedger extends DisposableBase {
   observe(jobId: string): void {
     const job = this.controlPlane.jobs.get(jobId);
     if (!job || this.known.get(jobId) === fingerprint(job)) return;
-    const previous = (this.known.get(jobId)?.split('|')[0] as JobState | undefined) ?? job.state;
+    const previous = (this.known.get(jobId)?.split('|')[0] as JobState | undefined) ?? null;
     this.known.set(jobId, fingerprint(job));
     this.changed.fire({ job, previous });
   }
@@ -179,7 +182,7 @@ export class JobLedger extends DisposableBase {
   private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
     if (!change) return undefined;
     this.known.set(change.job.id, fingerprint(change.job));
-    if (isTerminal(change.job.state) && !isTerminal(change.previous)) await this.releaseSession(change.job);
+    if (isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous))) await this.releaseSession(change.job);
     this.changed.fire(change);
     return change.job;
   }

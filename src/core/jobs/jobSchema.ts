@@ -81,6 +81,10 @@ export interface JobRecord {
   started_at?: string | null;
   last_event_at?: string | null;
   finished_at?: string | null;
+  /** The last event applied while the job was open (`permission_required`: it waits for a human). */
+  last_event?: string | null;
+  /** The task's first line, for lists. */
+  title?: string | null;
   /** Seqs skipped by a later event, still welcome (from the outbox) but never twice. */
   missing?: number[];
   /** Events that arrived after the job had ended, e.g. a completion after a timeout. */

@@ -106,7 +106,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
     {
       id, session: req.session, type, role: req.role ?? null, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
       parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name, ...(target.mux ? { mux: target.mux } : {}) },
-      timers, signed: true, brief: briefPath, owner, delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
+      timers, signed: true, brief: briefPath, owner, title: titleOf(task), delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
     },
     token,
   );
@@ -167,6 +167,12 @@ export async function deliverJob(
     const job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message })) ?? controlPlane.jobs.require(id);
     return notDelivered(finish(engine, job));
   }
+}
+
+/** The first non-empty line of a task, shortened: what lists show for a job. */
+export function titleOf(task: string): string {
+  const line = task.split('\n').map((l) => l.replace(/^#+\s*/, '').trim()).find((l) => l !== '') ?? '';
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 function taskOf(req: SubmitRequest): string {

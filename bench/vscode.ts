@@ -1,0 +1,35 @@
+/** Runs the views benchmark (test/vscode/suite/views.bench.ts) in a real VS Code and reads its lines. */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Row } from './stats';
+
+const ROOT = path.resolve(__dirname, '..');
+
+export function benchVscode(root: string): Row[] {
+  const install = spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/install.mjs')], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/build-tests.mjs')], { stdio: 'inherit' });
+  if (install.status !== 0 || build.status !== 0) return [{ name: 'VS Code benchmark: harness not available', p50: NaN }];
+  const envFile = path.join(root, 'vscode-bench-env.json');
+  fs.writeFileSync(envFile, JSON.stringify({ MAM_VSCODE_BENCH: '1' }));
+  const rows: Row[] = [];
+  for (let run = 0; run < 5; run++) {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/run.mjs'), 'test', '--tests', path.join(ROOT, 'out/test/vscode/suite/index.js'), '--env-file', envFile], { encoding: 'utf8' });
+    for (const line of r.stdout.split('\n')) {
+      const m = /\[mam-bench\] (\{.*\})/.exec(line);
+      if (!m) continue;
+      const { name, ms } = JSON.parse(m[1]!) as { name: string; ms: number };
+      const row = rows.find((x) => x.name === name);
+      if (row) (row as Row & { samples: number[] }).samples.push(ms);
+      else rows.push({ name, p50: 0, samples: [ms] } as Row & { samples: number[] });
+    }
+  }
+  for (const row of rows as Array<Row & { samples: number[] }>) {
+    row.samples.sort((a, b) => a - b);
+    row.p50 = row.samples[Math.floor(row.samples.length / 2)]!;
+    row.p99 = row.samples.at(-1)!;
+    row.goal = row.name.startsWith('activation') ? '< 50 ms' : '< 1 s';
+    row.reference = `${row.samples.length} VS Code windows`;
+  }
+  return rows;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+/**
+ * Installs what scripts/vscode/run.mjs needs, skipping whatever is already there:
+ *
+ *   - code-server 4.100.3 (VS Code 1.100.3's server and web workbench; the newest release whose
+ *     engines.node accepts Node 20) in .cache/code-server/, a folder with its own package.json:
+ *     a test tool of ~300 MB that must stay out of the project's dependencies and the VSIX.
+ *   - playwright-core (a devDependency: `npm ci` installs it; it downloads no browser).
+ *   - Debian's /usr/bin/chromium and the build packages code-server's native modules need are only
+ *     checked: .ci/run installs them (`apt-get install chromium libkrb5-dev libx11-dev libxkbfile-dev
+ *     libsecret-1-dev pkg-config ripgrep`).
+ *
+ *   node scripts/vscode/install.mjs [--force]     exit 0 ready, 1 with one line per missing piece
+ *
+ * Nothing is downloaded except from the npm registry: @vscode/ripgrep's postinstall takes ripgrep
+ * from a cache tarball we make from /usr/bin/rg, and native modules build from source against the
+ * local Node headers instead of fetching prebuilt binaries from GitHub.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CODE_SERVER_VERSION = '4.100.3';
+export const CODE_SERVER_HOME = path.join(REPO_ROOT, '.cache/code-server');
+export const CODE_SERVER_PKG = path.join(CODE_SERVER_HOME, 'node_modules/code-server');
+export const CHROMIUM = '/usr/bin/chromium';
+const MARKER = path.join(CODE_SERVER_HOME, '.installed.json');
+// What code-server's native modules (node-pty, kerberos, spdlog, argon2 …) build with.
+const BUILD_LIBRARIES = ['libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev'];
+const BUILD_TOOLS = ['pkg-config', 'make', 'g++', 'python3'];
+// @vscode/ripgrep 1.15.11 (pinned by code-server's shrinkwrap) looks for this file before downloading.
+const RIPGREP_CACHE = { dir: 'vscode-ripgrep-cache-1.15.11', version: 'v13.0.0-10' };
+// Files that exist only when the install, including every native build, went through.
+const INSTALLED_FILES = [
+  'out/node/entry.js',
+  'lib/vscode/out/server-main.js',
+  'lib/vscode/node_modules/node-pty/build/Release/pty.node',
+  'lib/vscode/node_modules/@vscode/spdlog/build/Release/spdlog.node',
+  'lib/vscode/node_modules/@vscode/ripgrep/bin/rg',
+];
+
+/** Whether .cache/code-server holds a complete install of the pinned version, built for this Node's ABI. */
+export function codeServerInstalled() {
+  try {
+    const marker = JSON.parse(fs.readFileSync(MARKER, 'utf8'));
+    if (marker.version !== CODE_SERVER_VERSION || marker.abi !== process.versions.modules) return false;
+  } catch {
+    return false;
+  }
+  return INSTALLED_FILES.every((f) => fs.existsSync(path.join(CODE_SERVER_PKG, f)));
+}
+
+/** The project's playwright-core, or undefined when `npm ci` has not installed it. */
+export function resolvePlaywright() {
+  try {
+    return createRequire(path.join(REPO_ROOT, 'package.json')).resolve('playwright-core');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Debian packages code-server's install needs that are missing (each tool's package bears its name). */
+function missingBuildPackages() {
+  const installed = (pkg) => spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed') === true;
+  const onPath = (tool) => spawnSync('sh', ['-c', 'command -v "$1"', 'sh', tool], { stdio: 'ignore' }).status === 0;
+  return [...BUILD_LIBRARIES.filter((p) => !installed(p)), ...BUILD_TOOLS.filter((t) => !onPath(t)), ...(fs.existsSync('/usr/bin/rg') ? [] : ['ripgrep'])];
+}
+
+function installCodeServer() {
+  const missing = missingBuildPackages().join(' ');
+  if (missing) throw new Error(`code-server's install needs ${missing} (apt-get install -y ${missing}; .ci/run does it)`);
+  const staging = `${CODE_SERVER_HOME}.partial`;
+  const log = path.join(REPO_ROOT, '.cache/code-server-install.log');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-code-server-install-'));
+  try {
+    fs.rmSync(staging, { recursive: true, force: true });
+    fs.mkdirSync(staging, { recursive: true });
+    fs.writeFileSync(path.join(staging, 'package.json'), `${JSON.stringify({ name: 'mam-vscode-harness', private: true, description: 'code-server for scripts/vscode/run.mjs; not part of the extension' }, null, 2)}\n`);
+
+    const target = { x64: 'x86_64-unknown-linux-musl', arm64: 'aarch64-unknown-linux-musl' }[os.arch()];
+    if (!target) throw new Error(`no ripgrep cache name known for ${os.arch()}`);
+    fs.mkdirSync(path.join(tmp, RIPGREP_CACHE.dir));
+    const tarball = path.join(tmp, RIPGREP_CACHE.dir, `ripgrep-${RIPGREP_CACHE.version}-${target}.tar.gz`);
+    run('tar', ['czf', tarball, '-C', '/usr/bin', 'rg']);
+
+    const env = {
+      ...process.env,
+      TMPDIR: tmp, // where @vscode/ripgrep's postinstall looks for the cache tarball
+      npm_config_unsafe_perm: 'true', // root installs: code-server's postinstall refuses without it
+      npm_config_yes: 'true', // node-pty's postinstall would otherwise prompt
+      npm_config_build_from_source: 'true', // argon2, kerberos: skip the prebuilt download from GitHub
+      // Recent npm (11.19 here) skips dependency install scripts unless allowed, and code-server's
+      // postinstall runs two nested `npm install`s (lib/vscode, its extensions) whose package.json
+      // we do not own; code-server's shrinkwraps pin every version. Older npm ignores the setting.
+      npm_config_dangerously_allow_all_scripts: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    };
+    // node-gyp would fetch Node's headers from nodejs.org; use the installed ones when present.
+    const nodePrefix = path.resolve(path.dirname(process.execPath), '..');
+    if (!env.npm_config_nodedir && fs.existsSync(path.join(nodePrefix, 'include/node/node.h'))) env.npm_config_nodedir = nodePrefix;
+
+    console.log(`install: code-server ${CODE_SERVER_VERSION} into ${path.relative(REPO_ROOT, CODE_SERVER_HOME)}/ (log: ${path.relative(REPO_ROOT, log)})`);
+    const out = fs.openSync(log, 'w');
+    const r = spawnSync('npm', ['install', `code-server@${CODE_SERVER_VERSION}`, '--foreground-scripts'], { cwd: staging, env, stdio: ['ignore', out, out] });
+    fs.closeSync(out);
+    const broken = INSTALLED_FILES.filter((f) => !fs.existsSync(path.join(staging, 'node_modules/code-server', f)));
+    if (r.status !== 0 || broken.length > 0) {
+      const tail = fs.readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
+      throw new Error(`npm install code-server@${CODE_SERVER_VERSION} ${r.status !== 0 ? `exited ${r.status ?? r.signal}` : `left out ${broken.join(', ')}`}; last lines of ${log}:\n${tail}`);
+    }
+    fs.writeFileSync(path.join(staging, '.installed.json'), `${JSON.stringify({ version: CODE_SERVER_VERSION, abi: process.versions.modules, node: process.version, at: new Date().toISOString() })}\n`);
+    // Only a complete install takes the final name, so an interrupted one is never mistaken for done.
+    fs.rmSync(CODE_SERVER_HOME, { recursive: true, force: true });
+    fs.renameSync(staging, CODE_SERVER_HOME);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...options });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}`);
+}
+
+function main() {
+  const started = Date.now();
+  const force = process.argv.includes('--force');
+  const problems = [];
+  if (!fs.existsSync(CHROMIUM)) problems.push(`${CHROMIUM} is missing (apt-get install -y chromium; .ci/run does it)`);
+  if (!resolvePlaywright()) problems.push('playwright-core is missing from node_modules (run npm ci: it is a devDependency)');
+  if (force || !codeServerInstalled()) {
+    try {
+      installCodeServer();
+    } catch (err) {
+      problems.push(err.message);
+    }
+  }
+  if (problems.length > 0) {
+    for (const p of problems) console.error(`install: ${p}`);
+    process.exit(1);
+  }
+  console.log(`install: code-server ${CODE_SERVER_VERSION}, playwright-core and chromium ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();

@@ -1,0 +1,243 @@
+import { DisposableBase, toDisposable } from './base/disposable';
+import { Emitter } from './base/emitter';
+import { ExitCode, MamError, errorMessage } from './base/errors';
+import type { Logger } from './base/log';
+import { resolveConfig, type ResolvedConfig } from './config/settings';
+import { ControlPlane } from './controlPlane';
+import { runDoctor, type DoctorCheck } from './doctor';
+import { cancelJob, verifyJob, type VerifyResult } from './jobs/jobActions';
+import { JobEngine } from './jobs/jobEngine';
+import type { JobChange } from './jobs/jobLedger';
+import { isTerminal, type JobRecord } from './jobs/jobSchema';
+import { submitJob, type SubmitRequest, type SubmitResult } from './jobs/submit';
+import { onboardSession, type OnboardResult } from './jobs/onboard';
+import type { EventPayload } from './messaging/protocol';
+import { realMuxFactory } from './mux';
+import type { InjectReport } from './mux/inject';
+import { SessionService, type CreateRequest, type StopOptions } from './sessions/sessionService';
+import { reconcile, sessionStatus, type ReconcileReport, type SessionState } from './sessions/sessionStatus';
+import type { AuditEntry } from './store/auditLog';
+import type { SessionRow } from './store/sessionSchema';
+
+export interface WorkspaceEngineOptions {
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  /** VS Code settings under `mam.` (the broker password from SecretStorage included). */
+  settings: Readonly<Record<string, unknown>>;
+  logger: Logger;
+  /** The bundled CLI agents run for events. */
+  cliPath: string;
+  /** In an untrusted workspace nothing is spawned: no broker, no agents, no monitor. */
+  trusted: boolean;
+}
+
+/**
+ * Everything one workspace folder's views need, behind one object: the stores, sessions, the jobs
+ * engine (broker connection, subscriber, timers of jobs nobody waits on) and the monitor. It keeps
+ * the job list in memory, updated from core events, so views never poll the disk.
+ */
+export class WorkspaceEngine extends DisposableBase {
+  readonly controlPlane: ControlPlane;
+  readonly config: ResolvedConfig;
+  readonly sessions: SessionService;
+  readonly jobs: JobEngine;
+  private readonly sessionsChanged = this._register(new Emitter<void>());
+  private readonly jobChanged = this._register(new Emitter<JobChange>());
+  private readonly eventApplied = this._register(new Emitter<{ job: JobRecord; payload: EventPayload; late: boolean }>());
+  private readonly connection = this._register(new Emitter<'connected' | 'offline'>());
+  readonly onDidChangeSessions = this.sessionsChanged.event;
+  readonly onDidChangeJob = this.jobChanged.event;
+  readonly onDidApplyEvent = this.eventApplied.event;
+  readonly onDidChangeConnection = this.connection.event;
+  private jobCache: Map<string, JobRecord> | undefined;
+  private sortedJobs: JobRecord[] | undefined;
+  private monitorTimer: NodeJS.Timeout | undefined;
+  private started = false;
+
+  constructor(readonly options: WorkspaceEngineOptions) {
+    super();
+    this.controlPlane = new ControlPlane(options.workspace, { logger: options.logger });
+    this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: options.settings });
+    const muxFactory = realMuxFactory(options.env);
+    this.sessions = new SessionService({ controlPlane: this.controlPlane, config: this.config, logger: options.logger, env: options.env, muxFactory });
+    this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath }));
+    this._register(this.jobs.ledger.onDidChangeJob((change) => {
+      this.jobCache?.set(change.job.id, change.job);
+      this.sortedJobs = undefined;
+      this.jobChanged.fire(change);
+      // A job that starts or ends changes its session's current job.
+      if (change.previous === null || isTerminal(change.job.state) !== (change.previous !== null && isTerminal(change.previous))) this.sessionsChanged.fire();
+    }));
+    this._register(this.jobs.ledger.onDidApplyEvent((e) => this.eventApplied.fire(e)));
+    this._register(toDisposable(() => this.stopMonitor()));
+  }
+
+  get workspace(): string {
+    return this.options.workspace;
+  }
+
+  get trusted(): boolean {
+    return this.options.trusted;
+  }
+
+  /**
+   * Connects to the broker (starting the embedded one), applies what the outboxes hold, adopts the
+   * timers of jobs whose submitter is gone, and starts the monitor. Untrusted: read-only, nothing
+   * started.
+   */
+  async start(options: { monitorIntervalMs?: number } = {}): Promise<void> {
+    if (this.started || !this.options.trusted) return;
+    this.started = true;
+    try {
+      await this.jobs.connect();
+      this.connection.fire('connected');
+    } catch (err) {
+      this.connection.fire('offline');
+      this.options.logger.error(`broker: ${errorMessage(err)}`);
+    }
+    this.jobs.supervise('orphans');
+    this.startMonitor(options.monitorIntervalMs);
+  }
+
+  /** Repairs session drift every `intervalMs` (SPEC §4 monitor). */
+  startMonitor(intervalMs = 5000): void {
+    if (!this.options.trusted || this.monitorTimer) return;
+    const tick = async (): Promise<void> => {
+      try {
+        const report = await this.reconcileNow();
+        if (report.terminated.length || report.registered.length || report.revived.length || report.pidUpdated.length) this.sessionsChanged.fire();
+      } catch (err) {
+        this.options.logger.warn(`monitor: ${errorMessage(err)}`);
+      }
+    };
+    this.monitorTimer = setInterval(() => void tick(), intervalMs);
+    void tick();
+  }
+
+  stopMonitor(): void {
+    if (this.monitorTimer) clearInterval(this.monitorTimer);
+    this.monitorTimer = undefined;
+  }
+
+  get monitoring(): boolean {
+    return this.monitorTimer !== undefined;
+  }
+
+  reconcileNow(): Promise<ReconcileReport> {
+    return reconcile(this.sessions, this.controlPlane.sessions);
+  }
+
+  /** The registry changed on disk (another window, the CLI): tell the views. */
+  notifySessionsChangedOnDisk(): void {
+    this.sessionsChanged.fire();
+  }
+
+  /** A job file changed on disk while no broker told us: re-read it. */
+  notifyJobChangedOnDisk(jobId: string): void {
+    this.jobs.ledger.observe(jobId);
+  }
+
+  listSessions(): Promise<SessionRow[]> {
+    return this.controlPlane.sessions.list();
+  }
+
+  async sessionStates(): Promise<SessionState[]> {
+    return sessionStatus(this.sessions, await this.controlPlane.sessions.list());
+  }
+
+  /** Every job, newest first, from memory after the first read (the array is shared: do not change it). */
+  listJobs(): readonly JobRecord[] {
+    this.sortedJobs ??= [...this.jobMap().values()].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+    return this.sortedJobs;
+  }
+
+  job(jobId: string): JobRecord | undefined {
+    return this.jobMap().get(jobId);
+  }
+
+  /** Forgets the cached job list (after a reload, or when files changed while offline). */
+  reloadJobs(): void {
+    this.jobCache = undefined;
+    this.sortedJobs = undefined;
+  }
+
+  private jobMap(): Map<string, JobRecord> {
+    this.jobCache ??= new Map(this.controlPlane.jobs.list().jobs.map((j) => [j.id, j]));
+    return this.jobCache;
+  }
+
+  jobLog(jobId: string): AuditEntry[] {
+    return this.controlPlane.audit.readEntries(jobId).entries;
+  }
+
+  async createSession(request: CreateRequest): Promise<SessionRow> {
+    this.requireTrust('start an agent');
+    const row = await this.sessions.create(request);
+    this.sessionsChanged.fire();
+    return row;
+  }
+
+  async onboard(name: string): Promise<OnboardResult> {
+    this.requireTrust('onboard an agent');
+    return onboardSession(this.jobs, name);
+  }
+
+  async stopSession(name: string, options: StopOptions = {}): Promise<SessionRow> {
+    const result = await this.sessions.stop(name, options);
+    this.sessionsChanged.fire();
+    return result.row;
+  }
+
+  async resumeSession(name: string): Promise<SessionRow> {
+    this.requireTrust('resume an agent');
+    const row = await this.sessions.resume(name, { baseDir: this.workspace });
+    this.sessionsChanged.fire();
+    return row;
+  }
+
+  sendToSession(name: string, text: string): Promise<InjectReport> {
+    this.requireTrust('type into an agent');
+    return this.sessions.send(name, text);
+  }
+
+  /** Delegates a job and returns once its prompt is delivered; this engine then watches its timers. */
+  async delegate(request: Omit<SubmitRequest, 'wait' | 'baseDir'>): Promise<SubmitResult> {
+    this.requireTrust('delegate a job');
+    return submitJob(this.jobs, { ...request, wait: false, baseDir: this.workspace });
+  }
+
+  cancelJob(jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
+    return cancelJob(this.jobs, jobId);
+  }
+
+  verifyJob(jobId: string, command: string): Promise<VerifyResult> {
+    this.requireTrust('run a validation command');
+    return verifyJob(this.jobs, jobId, command);
+  }
+
+  doctor(): Promise<DoctorCheck[]> {
+    return runDoctor({ workspace: this.workspace, env: this.options.env, settings: this.options.settings });
+  }
+
+  /** The argv that attaches a terminal to the session's pane (never a shell string). */
+  async attachArgv(name: string): Promise<string[]> {
+    const row = await this.sessions.require(name);
+    if (!row.target) throw new Error(`session '${name}' has no pane; resume it first`);
+    return this.sessions.muxOf(row).attachArgv(row.target);
+  }
+
+  private requireTrust(what: string): void {
+    if (!this.options.trusted) throw new UntrustedWorkspaceError(`this workspace is not trusted: MAM does not ${what} here; trust the workspace to use it`);
+  }
+}
+
+export class UntrustedWorkspaceError extends MamError {
+  constructor(message: string) {
+    super(message, 'untrusted', ExitCode.usage);
+  }
+}
+
+/** The entry of dist/engine.js: the extension loads the engine only when a folder needs it. */
+export function createWorkspaceEngine(options: WorkspaceEngineOptions): WorkspaceEngine {
+  return new WorkspaceEngine(options);
+}

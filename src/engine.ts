@@ -1,0 +1,7 @@
+/**
+ * The entry of dist/engine.js. The extension's own bundle holds only views and commands; it loads
+ * this (SQLite, MQTT, the jobs engine) when a workspace folder first needs it, so that activation
+ * stays cheap.
+ */
+export { createWorkspaceEngine, WorkspaceEngine, UntrustedWorkspaceError } from './core/workspaceEngine';
+export type { WorkspaceEngineOptions } from './core/workspaceEngine';

@@ -1,0 +1,35 @@
+/** Every command the extension contributes, in one place (package.json lists the same IDs). */
+export const Commands = {
+  createSession: 'mam.createSession',
+  stopSession: 'mam.stopSession',
+  resumeSession: 'mam.resumeSession',
+  attachSession: 'mam.attachSession',
+  sendMessage: 'mam.sendMessage',
+  purgeConversation: 'mam.purgeConversation',
+  copyConversationId: 'mam.copyConversationId',
+  delegateJob: 'mam.delegateJob',
+  cancelJob: 'mam.cancelJob',
+  showJobLog: 'mam.showJobLog',
+  openBrief: 'mam.openBrief',
+  verifyJob: 'mam.verifyJob',
+  configureBroker: 'mam.configureBroker',
+  startMonitor: 'mam.startMonitor',
+  stopMonitor: 'mam.stopMonitor',
+  runDoctor: 'mam.runDoctor',
+  openControlPlane: 'mam.openControlPlane',
+  refresh: 'mam.refresh',
+} as const;
+
+/** Context keys for `when` clauses, all under `mam.`. */
+export const ContextKeys = {
+  monitoring: 'mam.monitoring',
+} as const;
+
+export const Views = {
+  container: 'mam',
+  sessions: 'mam.sessions',
+  jobs: 'mam.jobs',
+} as const;
+
+/** The secret-storage key of the external broker's password. */
+export const BROKER_PASSWORD_SECRET = 'mam.broker.password';

@@ -1,0 +1,164 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Logger } from '../core/base/log';
+import type { WorkspaceEngine } from '../core/workspaceEngine';
+import type { JobChange } from '../core/jobs/jobLedger';
+import type { JobRecord } from '../core/jobs/jobSchema';
+import type { EventPayload } from '../core/messaging/protocol';
+import { BROKER_PASSWORD_SECRET } from './commandIds';
+import { DisposableBase } from './lifecycle';
+
+/** One workspace folder and its engine. */
+export interface FolderEngine {
+  folder: vscode.WorkspaceFolder;
+  engine: WorkspaceEngine;
+}
+
+type EngineModule = typeof import('../engine');
+
+/**
+ * One engine per workspace folder (multi-root: one each), built on first need from dist/engine.js
+ * so that activation loads only the views. Engines are rebuilt when folders, settings or trust
+ * change; the views listen to this host, never to an engine directly.
+ */
+export class EngineHost extends DisposableBase {
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  private readonly jobChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; change: JobChange }>());
+  private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
+  /** Sessions or jobs changed somewhere: views re-read from the engines (which cache). */
+  readonly onDidChange = this.changed.event;
+  readonly onDidChangeJob = this.jobChanged.event;
+  readonly onDidApplyEvent = this.eventApplied.event;
+  private engines: FolderEngine[] = [];
+  private building: Promise<FolderEngine[]> | undefined;
+  private engineSubscriptions: vscode.Disposable[] = [];
+  private module: EngineModule | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly logger: Logger,
+  ) {
+    super();
+    this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rebuild()));
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => void this.rebuild()));
+    this._register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('mam') && void this.rebuild()));
+    this._register(context.secrets.onDidChange((e) => e.key === BROKER_PASSWORD_SECRET && void this.rebuild()));
+    // The registry and job files are also written by the CLI and other windows; watchers (not polling) follow them.
+    const sessionsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/agent-sessions.yaml'));
+    const onSessions = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifySessionsChangedOnDisk();
+    this._register(sessionsWatcher.onDidChange(onSessions));
+    this._register(sessionsWatcher.onDidCreate(onSessions));
+    const jobsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/jobs/*.json'));
+    const onJob = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyJobChangedOnDisk(path.basename(uri.fsPath, '.json'));
+    this._register(jobsWatcher.onDidChange(onJob));
+    this._register(jobsWatcher.onDidCreate(onJob));
+    this._register({ dispose: () => this.disposeEngines() });
+  }
+
+  /** The engines built so far (possibly none before `ready`). */
+  get current(): readonly FolderEngine[] {
+    return this.engines;
+  }
+
+  get trusted(): boolean {
+    return vscode.workspace.isTrusted;
+  }
+
+  /** Builds the engines if needed and starts those whose folder already has a control plane. */
+  ready(): Promise<FolderEngine[]> {
+    this.building ??= this.build();
+    return this.building;
+  }
+
+  async rebuild(): Promise<FolderEngine[]> {
+    this.disposeEngines();
+    this.building = this.build();
+    const engines = await this.building;
+    this.changed.fire();
+    return engines;
+  }
+
+  /** The engine of the folder holding `uri`, or of the only folder. */
+  engineFor(uri: vscode.Uri | undefined): FolderEngine | undefined {
+    if (uri) {
+      const folder = vscode.workspace.getWorkspaceFolder(uri);
+      if (folder) return this.engines.find((e) => e.folder.uri.toString() === folder.uri.toString());
+    }
+    return this.engines.length === 1 ? this.engines[0] : undefined;
+  }
+
+  byFolderIndex(index: number): FolderEngine | undefined {
+    return this.engines.find((e) => e.folder.index === index);
+  }
+
+  /** Tells the views something changed (after a command). */
+  refresh(): void {
+    for (const { engine } of this.engines) engine.reloadJobs();
+    this.changed.fire();
+  }
+
+  private async build(): Promise<FolderEngine[]> {
+    this.module ??= require(path.join(this.context.extensionPath, 'dist', 'engine.js')) as EngineModule;
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+    const trusted = vscode.workspace.isTrusted;
+    const password = await this.context.secrets.get(BROKER_PASSWORD_SECRET);
+    const engines: FolderEngine[] = folders.map((folder) => {
+      const engine = this.module!.createWorkspaceEngine({
+        workspace: folder.uri.fsPath,
+        env: process.env,
+        settings: { ...readSettings(folder), ...(password ? { 'broker.password': password } : {}) },
+        logger: this.logger,
+        cliPath: path.join(this.context.extensionPath, 'dist', 'cli.js'),
+        trusted,
+      });
+      this.engineSubscriptions.push(
+        engine,
+        engine.onDidChangeSessions(() => this.changed.fire()),
+        engine.onDidChangeJob((change) => {
+          this.jobChanged.fire({ folder, change });
+          this.changed.fire();
+        }),
+        engine.onDidApplyEvent((e) => this.eventApplied.fire({ folder, ...e })),
+      );
+      return { folder, engine };
+    });
+    this.engines = engines;
+    const autoStart = vscode.workspace.getConfiguration('mam').get<boolean>('monitor.autoStart', true);
+    for (const { folder, engine } of engines) {
+      if (trusted && autoStart && fs.existsSync(path.join(folder.uri.fsPath, '.mam'))) {
+        void engine.start().then(() => {
+          void vscode.commands.executeCommand('setContext', 'mam.monitoring', this.engines.some((e) => e.engine.monitoring));
+          this.changed.fire();
+        });
+      }
+    }
+    return engines;
+  }
+
+  private disposeEngines(): void {
+    for (const d of this.engineSubscriptions.splice(0)) {
+      try {
+        d.dispose();
+      } catch (err) {
+        this.logger.warn(`closing an engine: ${(err as Error).message}`);
+      }
+    }
+    this.engines = [];
+  }
+}
+
+/** The `mam.*` settings of a folder as the core's settings map (names without `mam.`). */
+export function readSettings(folder: vscode.WorkspaceFolder): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration('mam', folder.uri);
+  const out: Record<string, unknown> = {};
+  const pkg = require('../../package.json') as { contributes: { configuration: { properties: Record<string, unknown> } } };
+  for (const key of Object.keys(pkg.contributes.configuration.properties)) {
+    const name = key.slice('mam.'.length);
+    const inspected = config.inspect(name);
+    // Only values the user set: defaults come from the core, where env and .mam.env can beat them.
+    const value = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

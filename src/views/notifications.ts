@@ -1,0 +1,44 @@
+import * as vscode from 'vscode';
+import { isTerminal } from '../core/jobs/jobSchema';
+import { Commands } from './commandIds';
+import type { EngineHost } from './engineHost';
+import { DisposableBase } from './lifecycle';
+
+/**
+ * Tells the user what needs them: an agent asking for permission (with Attach), a job that failed
+ * or timed out (with Show Log), and — unless turned off — completions. Only changes seen live
+ * here are announced, never the backlog a window finds when it opens.
+ */
+export class Notifier extends DisposableBase {
+  /** What was shown, newest last (the extension-host tests read it). */
+  readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed'; jobId: string; message: string }> = [];
+
+  constructor(host: EngineHost) {
+    super();
+    this._register(host.onDidApplyEvent(({ folder, job, payload, late }) => {
+      if (late || payload.event !== 'permission_required') return;
+      const message = `MAM: ${job.target?.name ?? job.session} needs permission${payload.detail ? `: ${payload.detail}` : ''}`;
+      this.shown.push({ kind: 'permission', jobId: job.id, message });
+      void vscode.window.showWarningMessage(message, 'Attach', 'Show Log').then((a) => {
+        if (a === 'Attach' && job.target?.kind === 'local') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: folder.index, name: job.target.name });
+        if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: folder.index, jobId: job.id });
+      });
+    }));
+    this._register(host.onDidChangeJob(({ folder, change }) => {
+      const { job, previous } = change;
+      if (previous === null || isTerminal(previous) || !isTerminal(job.state) || job.state === 'cancelled') return;
+      const showLog = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: folder.index, jobId: job.id });
+      const what = job.title ? `“${job.title}”` : job.id;
+      if (job.state === 'completed') {
+        if (!vscode.workspace.getConfiguration('mam').get<boolean>('notifications.completions', true)) return;
+        const message = `MAM: ${job.session} completed ${what}${job.detail ? `: ${job.detail}` : ''}`;
+        this.shown.push({ kind: 'completed', jobId: job.id, message });
+        void vscode.window.showInformationMessage(message, 'Show Log').then(showLog);
+        return;
+      }
+      const message = `MAM: ${what} on ${job.session} ${job.state === 'timeout' ? 'timed out' : 'failed'} (${job.reason ?? job.state})`;
+      this.shown.push({ kind: 'failed', jobId: job.id, message });
+      void vscode.window.showErrorMessage(message, 'Show Log').then(showLog);
+    }));
+  }
+}

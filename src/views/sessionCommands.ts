@@ -1,0 +1,160 @@
+import * as vscode from 'vscode';
+import { AGENT_NAMES } from '../core/agents/adapter';
+import { nameProblem } from '../core/base/ids';
+import { splitWords } from '../core/base/words';
+import { SESSION_ROLES } from '../core/store/sessionSchema';
+import { Commands } from './commandIds';
+import type { EngineHost } from './engineHost';
+import { pickFolder, pickSession, reportErrors, type SessionRef } from './picks';
+
+const AGENT_HINTS: Record<string, string> = {
+  claude: 'Claude Code',
+  codex: 'OpenAI Codex CLI',
+  gemini: 'Gemini CLI',
+  opencode: 'opencode',
+  hermes: 'Nous Research Hermes Agent',
+  grok: 'xAI Grok CLI',
+  agy: 'Google Antigravity CLI',
+  shell: 'any command you give',
+};
+
+/** Sessions: create, stop, resume, attach, send, purge, copy the conversation ID. */
+export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
+  const running = (r: { status: string }) => r.status === 'running' || r.status === 'starting';
+  return [
+    vscode.commands.registerCommand(Commands.createSession, () => reportErrors('creating the session', () => createSession(host))),
+
+    vscode.commands.registerCommand(Commands.stopSession, (ref?: SessionRef) =>
+      reportErrors('stopping the session', async () => {
+        const picked = await pickSession(host, ref, running, 'Stop Session');
+        if (!picked) return;
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: stopping ${picked.row.name}…` }, () => picked.fe.engine.stopSession(picked.row.name));
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.resumeSession, (ref?: SessionRef) =>
+      reportErrors('resuming the session', async () => {
+        const picked = await pickSession(host, ref, (r) => !running(r) && r.resumable, 'Resume Session');
+        if (!picked) return;
+        const row = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name));
+        void vscode.window.showInformationMessage(`MAM: ${row.name} resumed${row.conversation_id ? ` in conversation ${row.conversation_id}` : ''}.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: row.name }));
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.attachSession, (ref?: SessionRef) =>
+      reportErrors('attaching', async () => {
+        const picked = await pickSession(host, ref, running, 'Attach to Session');
+        if (!picked) return;
+        const [shellPath, ...shellArgs] = await picked.fe.engine.attachArgv(picked.row.name);
+        const terminal = vscode.window.createTerminal({ name: `MAM: ${picked.row.name}`, shellPath: shellPath!, shellArgs, iconPath: new vscode.ThemeIcon('terminal-tmux'), cwd: picked.row.cwd });
+        terminal.show();
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.sendMessage, (ref?: SessionRef) =>
+      reportErrors('sending the message', async () => {
+        const picked = await pickSession(host, ref, (r) => r.status === 'running', 'Send Message to Session');
+        if (!picked) return;
+        const text = await vscode.window.showInputBox({
+          title: `Message to ${picked.row.name}`,
+          prompt: 'Typed into the agent as one line, exactly as written (nothing is run by a shell).',
+          validateInput: (v) => (v.trim() === '' ? 'Write something to send.' : undefined),
+        });
+        if (text === undefined) return;
+        const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: sending to ${picked.row.name}…` }, () => picked.fe.engine.sendToSession(picked.row.name, text));
+        if (report.submitted === 'unconfirmed') void vscode.window.showWarningMessage(`MAM: typed into ${picked.row.name}, but its screen did not react to Enter; have a look.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: picked.row.name }));
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.purgeConversation, (ref?: SessionRef) =>
+      reportErrors('purging the conversation', async () => {
+        const picked = await pickSession(host, ref, (r) => r.conversation_id !== null, 'Purge Conversation');
+        if (!picked) return;
+        const yes = 'Stop and Delete';
+        const answer = await vscode.window.showWarningMessage(
+          `Delete the stored ${picked.row.agent} conversation of ${picked.row.name} for good?`,
+          { modal: true, detail: `Conversation ${picked.row.conversation_id}. The session stops and can no longer be resumed.` },
+          yes,
+        );
+        if (answer !== yes) return;
+        await picked.fe.engine.stopSession(picked.row.name, { purgeConversation: true, yes: true });
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.copyConversationId, (ref?: SessionRef) =>
+      reportErrors('copying', async () => {
+        const picked = await pickSession(host, ref, (r) => r.conversation_id !== null, 'Copy Conversation ID');
+        if (!picked?.row.conversation_id) return;
+        await vscode.env.clipboard.writeText(picked.row.conversation_id);
+        void vscode.window.setStatusBarMessage(`MAM: copied ${picked.row.conversation_id}`, 3000);
+      }),
+    ),
+  ];
+}
+
+async function createSession(host: EngineHost): Promise<void> {
+  const fe = await pickFolder(host);
+  if (!fe) return;
+  const agent = await vscode.window.showQuickPick(
+    AGENT_NAMES.map((name) => ({ label: name, description: AGENT_HINTS[name] })),
+    { title: 'Create Session (1/4): which agent?', placeHolder: 'claude, codex, gemini, … or shell for any command' },
+  );
+  if (!agent) return;
+  let command: string | undefined;
+  if (agent.label === 'shell') {
+    command = await vscode.window.showInputBox({ title: 'Create Session: the command to run', prompt: 'Split into words like a shell would; nothing is expanded or run by a shell.', validateInput: (v) => (v.trim() ? undefined : 'Give a command.') });
+    if (command === undefined) return;
+  }
+  const role = await vscode.window.showQuickPick(
+    SESSION_ROLES.map((r) => ({ label: r, picked: r === 'worker' })),
+    { title: 'Create Session (2/4): its role?' },
+  );
+  if (!role) return;
+  const taken = new Set((await fe.engine.listSessions()).map((r) => r.name));
+  const suggestion = nextFreeName(`${role.label}-${agent.label}`, taken);
+  const name = await vscode.window.showInputBox({
+    title: 'Create Session (3/4): its name',
+    value: suggestion,
+    prompt: 'Letters, digits, ".", "_" and "-"; up to 64.',
+    validateInput: (v) => nameProblem(v, 'the name') ?? (taken.has(v) ? `a session named ${v} already exists` : undefined),
+  });
+  if (name === undefined) return;
+  const onboard = await vscode.window.showQuickPick(
+    [
+      { label: 'Onboard it', description: 'recommended', detail: 'Delegate a first job that teaches the agent how to report on jobs, and wait for it.', value: true },
+      { label: 'Skip onboarding', detail: 'The session starts; its first job brief still explains the protocol.', value: false },
+    ],
+    { title: 'Create Session (4/4): onboarding?' },
+  );
+  if (!onboard) return;
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${name}`, cancellable: true }, async (progress, token) => {
+    progress.report({ message: `starting ${agent.label}…` });
+    const row = await fe.engine.createSession({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) });
+    await fe.engine.start();
+    if (token.isCancellationRequested) return;
+    if (!onboard.value) {
+      void vscode.window.showInformationMessage(`MAM: ${row.name} is running.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name }));
+      return;
+    }
+    progress.report({ message: 'onboarding (the agent reads its first brief)…' });
+    const onboarding = fe.engine.onboard(row.name);
+    const cancelled = new Promise<'cancelled'>((resolve) => token.onCancellationRequested(() => resolve('cancelled')));
+    const outcome = await Promise.race([onboarding, cancelled]);
+    if (outcome === 'cancelled') {
+      const open = fe.engine.listJobs().find((j) => j.session === row.name && ['registered', 'dispatched', 'started'].includes(j.state));
+      if (open) await fe.engine.cancelJob(open.id);
+      void vscode.window.showInformationMessage(`MAM: onboarding of ${row.name} cancelled; the session is kept.`);
+      return;
+    }
+    if (outcome.exitCode === 0) void vscode.window.showInformationMessage(`MAM: ${row.name} is onboarded and ready for jobs.`);
+    else void vscode.window.showWarningMessage(`MAM: onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${outcome.job.reason ?? outcome.job.state}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
+      if (a === 'Attach') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name });
+      if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: outcome.job.id });
+    });
+  });
+}
+
+function nextFreeName(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(`${base}-1`)) return `${base}-1`;
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}

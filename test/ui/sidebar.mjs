@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// The UI check: a workspace with live sessions and jobs in every state, opened in a real VS Code in
+// a real browser; the sidebar and the status bar must show them (checked in the page, not by
+// eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; untrusted.png for a
+// workspace that is not trusted).
+//
+//   node test/ui/sidebar.mjs
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = path.join(ROOT, 'dist/cli.js');
+const FAKE = path.join(ROOT, 'test/fixtures/fake-agent.js');
+const OUT = path.join(ROOT, 'test-output');
+fs.mkdirSync(OUT, { recursive: true });
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-ui-'));
+const ws = path.join(base, 'my-project');
+const home = path.join(base, 'home');
+const tmuxDir = path.join(base, 'tmux');
+for (const d of [ws, home, tmuxDir]) fs.mkdirSync(d, { recursive: true });
+execFileSync('git', ['init', '-q', ws]);
+const env = { ...process.env, HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: `mam-ui-${process.pid}`, MAM_START_TIMEOUT_S: '20' };
+const envFile = path.join(base, 'env.json');
+fs.writeFileSync(envFile, JSON.stringify({ HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: env.MAM_TMUX_SERVER }));
+
+const mam = (...args) => {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ws, env, encoding: 'utf8' });
+  if (r.status !== 0 && !args.includes('--allow-fail')) throw new Error(`mam ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r;
+};
+const agent = (name, role, mode, extra = []) =>
+  mam('session', 'create', '--agent', 'claude', '--name', name, '--role', role, '--command', [process.execPath, FAKE, '--as', 'claude', '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' '));
+const run = (...args) => spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/run.mjs'), ...args], { stdio: 'inherit', cwd: ROOT }).status;
+
+let code = 1;
+try {
+  agent('creator-1', 'creator', 'work');
+  agent('reviewer-1', 'reviewer', 'heartbeats');
+  agent('tester-1', 'worker', 'permission', ['--work-ms', '600000']);
+  agent('breaker-1', 'worker', 'error');
+  mam('job', 'submit', '--session', 'creator-1', '--prompt', 'Add input validation to the signup form');
+  mam('job', 'submit', '--session', 'reviewer-1', '--prompt', 'Review the payment retry logic', '--no-wait');
+  mam('job', 'submit', '--session', 'tester-1', '--prompt', 'Clean the build folder and rerun the e2e tests', '--no-wait');
+  spawnSync(process.execPath, [CLI, 'job', 'submit', '--session', 'breaker-1', '--prompt', 'Migrate the database to v2'], { cwd: ws, env });
+  mam('session', 'stop', 'breaker-1');
+
+  code = run('ui', '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
+    '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1',
+    '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
+    '--expect', 'Review the payment retry logic',
+    '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'));
+  if (code === 0) {
+    // An untrusted workspace: nothing is started, and the view says why.
+    const untrusted = path.join(base, 'untrusted');
+    fs.mkdirSync(path.join(untrusted, '.mam'), { recursive: true });
+    code = run('ui', '--trust', '--workspace', untrusted, '--env-file', envFile, '--open-view', 'mam', '--expect', 'not trusted', '--shot', path.join(OUT, 'untrusted.png'));
+  }
+} finally {
+  for (const job of JSON.parse(mam('job', 'list', '--json').stdout)) if (['registered', 'dispatched', 'started'].includes(job.state)) mam('job', 'cancel', job.id);
+  mam('broker', 'stop');
+  spawnSync('tmux', ['-L', env.MAM_TMUX_SERVER, 'kill-server'], { env });
+  fs.rmSync(base, { recursive: true, force: true });
+}
+process.exit(code);
