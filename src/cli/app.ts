@@ -41,6 +41,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const group = GROUPS.find((g) => g.name === first);
   let command = COMMANDS.find((c) => c.path.length === 1 && c.path[0] === first);
   let rest = argv.slice(1);
+  // A group may also be a command of its own (`mam loop --task …` beside `mam loop status`).
+  const subcommand = COMMANDS.find((c) => c.path[0] === first && c.path[1] === second);
+  if (group && command && (subcommand || second === undefined || second === '--help' || second === '-h')) command = undefined;
   if (group && !command) {
     if (second === undefined || second === '--help' || second === '-h') {
       io.stdout(groupHelp(group.name));
@@ -135,6 +138,12 @@ function mainHelp(): string {
 }
 
 function groupHelp(groupName: string): string {
+  const own = COMMANDS.find((c) => c.path.length === 1 && c.path[0] === groupName);
+  if (own) return `${commandHelp(own)}\n${subcommandsHelp(groupName)}`;
+  return subcommandsHelp(groupName);
+}
+
+function subcommandsHelp(groupName: string): string {
   const group = GROUPS.find((g) => g.name === groupName)!;
   const members = COMMANDS.filter((c) => c.path[0] === groupName && c.path.length === 2 && !c.hidden);
   const width = Math.max(...members.map((c) => c.path[1]!.length));

@@ -2,6 +2,7 @@ import type { Command } from '../command';
 import { brokerCommands } from './broker';
 import { doctorCommand } from './doctor';
 import { jobCommands } from './job';
+import { loopCommands } from './loop';
 import { monitorCommand } from './monitor';
 import { orchestratorCommands } from './orchestrator';
 import { remoteCommands } from './remote';
@@ -17,10 +18,11 @@ export interface CommandGroup {
 export const GROUPS: readonly CommandGroup[] = [
   { name: 'session', summary: 'agent sessions: create, stop, resume, status, send, monitor, list' },
   { name: 'job', summary: 'delegated jobs: submit, cancel, verify, list, status, logs' },
+  { name: 'loop', summary: 'the review loop: mam loop --task … --creator S --reviewer A,B; status, list, resume, cancel' },
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
   { name: 'orchestrator', summary: "register the orchestrator's own conversation" },
   { name: 'broker', summary: 'the embedded MQTT broker: start, stop, status' },
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand];

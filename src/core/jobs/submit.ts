@@ -33,6 +33,8 @@ export interface SubmitRequest {
   baseDir: string;
   /** Extra text for the brief (child-job states for reviewers, onboarding notes). */
   appendix?: string;
+  /** The job's ID, chosen by the caller (the review loop records it before submitting). */
+  jobId?: string;
 }
 
 export interface SubmitResult {
@@ -98,7 +100,8 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') };
   const supervisor = engine.supervise({ ownerToken: owner.token });
   void supervisor;
-  const id = newJobId();
+  const id = req.jobId ?? newJobId();
+  if (controlPlane.jobs.get(id)) throw new UsageError(`job ${id} exists already`);
   const now = new Date().toISOString();
   const briefPath = path.join(controlPlane.paths.jobDir(id), 'brief.md');
   const token = randomBytes(32).toString('hex');
@@ -225,7 +228,7 @@ function finishRecord(job: JobRecord, claimedElsewhere: boolean): JobRecord {
 }
 
 /** Waits until the job is terminal: its own events, timers, or another process deciding. */
-async function waitForEnd(engine: JobEngine, id: string): Promise<JobRecord> {
+export async function waitForEnd(engine: JobEngine, id: string): Promise<JobRecord> {
   for (;;) {
     const job = engine.deps.controlPlane.jobs.require(id);
     if (isTerminal(job.state)) return job;

@@ -77,6 +77,20 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
     assert.equal(api.statusBar.counts().failed >= 1, true);
   });
 
+  it('a window reload loses nothing: a job running across it completes, and the views follow', async () => {
+    await engine().createSession({ name: 'steady', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work', ['--work-ms', '4000']) });
+    const { job } = await engine().delegate({ session: 'steady', prompt: 'Outlive the reload' });
+    await waitFor('the job to start', () => engine().job(job.id)?.state === 'started', 30_000);
+    // What a reload does to the extension: its engines go; new ones are built from disk.
+    const old = engine();
+    await api.host.rebuild();
+    assert.notEqual(engine(), old);
+    await waitFor('the job under Running after the reload', async () => (await jobGroups()).running?.includes(job.id));
+    await waitFor('the job to complete after the reload', async () => (await jobGroups()).completed?.includes(job.id), 30_000);
+    const session = (await sessionItems()).find((s) => s.item.label === 'steady')!;
+    assert.equal(session.item.description, 'claude · worker · running');
+  });
+
   it('the job log opens as a read-only document that follows the job', async () => {
     const job = engine().listJobs()[0]!;
     await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });

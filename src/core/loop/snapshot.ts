@@ -1,0 +1,98 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { exec } from '../base/exec';
+import { UsageError } from '../base/errors';
+
+/** What one review round reviewed: the base, the commit on top, and the whole working tree. */
+export interface SnapshotIdentity {
+  base: string;
+  head: string;
+  /** The tree of the working tree as it stands, uncommitted and untracked (not ignored) files included. */
+  tree: string;
+}
+
+export interface ChangedFile {
+  /** A, M, D, R… as `git diff --name-status` says. */
+  status: string;
+  path: string;
+  /** For a rename, the path at base. */
+  from?: string;
+}
+
+/** Runs git in `checkout`, never through a shell; throws with git's own words on failure. */
+export async function git(checkout: string, args: string[], env: Record<string, string | undefined> = {}): Promise<string> {
+  const r = await exec('git', args, { cwd: checkout, env: { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...env }, timeoutMs: 120_000 });
+  if (r.exitCode !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
+  return r.stdout;
+}
+
+/** The commit `rev` names in `checkout`; an unknown revision is a usage error naming it. */
+export async function resolveCommit(checkout: string, rev: string): Promise<string> {
+  if (rev.startsWith('-')) throw new UsageError(`'${rev}' is not a revision`);
+  try {
+    return (await git(checkout, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim();
+  } catch {
+    throw new UsageError(`unknown revision '${rev}' in ${checkout}`);
+  }
+}
+
+export async function isGitCheckout(dir: string): Promise<boolean> {
+  const r = await exec('git', ['rev-parse', '--is-inside-work-tree'], { cwd: dir }).catch(() => undefined);
+  return r?.exitCode === 0 && r.stdout.trim() === 'true';
+}
+
+/**
+ * The identity of the checkout now. The tree is written through a temporary index
+ * (GIT_INDEX_FILE), so the user's index — what they staged — is never touched. The tree is kept
+ * alive by a ref under refs/mam/ (a snapshot commit), so a later diff can still show it.
+ */
+export async function snapshotIdentity(checkout: string, base: string, keepAs?: string): Promise<SnapshotIdentity> {
+  const head = (await git(checkout, ['rev-parse', 'HEAD'])).trim();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-index-'));
+  const index = path.join(dir, 'index');
+  try {
+    const env = { GIT_INDEX_FILE: index };
+    await git(checkout, ['read-tree', 'HEAD'], env);
+    await git(checkout, ['add', '--all', '--', '.'], env);
+    const tree = (await git(checkout, ['write-tree'], env)).trim();
+    if (keepAs) {
+      const commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', `mam snapshot ${keepAs}`], { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost' })).trim();
+      await git(checkout, ['update-ref', `refs/mam/snapshots/${keepAs}`, commit]);
+    }
+    return { base, head, tree };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The files that differ between the base and a snapshot's tree. */
+export async function changedFiles(checkout: string, identity: SnapshotIdentity): Promise<ChangedFile[]> {
+  const out = await git(checkout, ['diff', '--name-status', '-M', '-z', identity.base, identity.tree]);
+  const fields = out.split('\0').filter((f) => f !== '');
+  const files: ChangedFile[] = [];
+  for (let i = 0; i < fields.length; ) {
+    const status = fields[i++]!;
+    if (status.startsWith('R') || status.startsWith('C')) {
+      const from = fields[i++]!;
+      files.push({ status: status[0]!, from, path: fields[i++]! });
+    } else {
+      files.push({ status, path: fields[i++]! });
+    }
+  }
+  return files;
+}
+
+/** The snapshot diff a reviewer reads: base..tree, uncommitted files included. */
+export async function snapshotDiff(checkout: string, identity: SnapshotIdentity, maxBytes = 200_000): Promise<string> {
+  const stat = await git(checkout, ['diff', '--stat', identity.base, identity.tree]);
+  const diff = await git(checkout, ['diff', '-M', identity.base, identity.tree]);
+  const shown = Buffer.byteLength(diff) > maxBytes ? `${diff.slice(0, maxBytes)}\n… (diff cut at ${maxBytes} bytes; run \`git diff ${identity.base} ${identity.tree}\` for all of it)\n` : diff;
+  return `${stat}\n${shown}`;
+}
+
+/** A file's content in a commit or tree, or undefined when it does not exist there. */
+export async function fileAt(checkout: string, treeish: string, file: string): Promise<string | undefined> {
+  const r = await exec('git', ['show', `${treeish}:${file}`], { cwd: checkout, timeoutMs: 60_000 });
+  return r.exitCode === 0 ? r.stdout : undefined;
+}

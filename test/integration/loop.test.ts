@@ -1,0 +1,150 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execa } from 'execa';
+import { execFileSync } from 'node:child_process';
+import type { LoopState } from '../../src/core/loop/loopState';
+import { CLI, readAgentLog, until } from '../support/helpers';
+import { jobFixture, type JobFixture } from '../support/jobs';
+
+const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.invalid' };
+
+describe('the review loop (real git, tmux, broker, scripted agents)', function () {
+  this.timeout(120_000);
+  let f: JobFixture;
+  beforeEach(() => {
+    f = jobFixture(GIT_ENV);
+    fs.rmSync(path.join(f.workspace, '.git'), { recursive: true });
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: f.workspace, env: { ...process.env, ...GIT_ENV } });
+    git('init', '-q');
+    fs.writeFileSync(path.join(f.workspace, 'feature.txt'), 'the start\n');
+    fs.writeFileSync(path.join(f.workspace, '.gitignore'), '.mam/\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'initial');
+  });
+  afterEach(async () => {
+    await f.dispose();
+  });
+
+  const loop = (...args: string[]) => f.run(['loop', '--task', 'Add input validation to the signup form', '--creator', 'creator', ...args, '--json']);
+  const state = (r: { stdout: string }) => JSON.parse(r.stdout) as LoopState;
+  const commits = () => execFileSync('git', ['log', '--format=%s'], { cwd: f.workspace, encoding: 'utf8' }).trim().split('\n');
+  const linesTo = (session: string) => readAgentLog(f.log).filter((e) => e.event === 'job' && (e as { job?: string }).job && f.controlPlane.jobs.get(String((e as { job?: string }).job))?.session === session);
+
+  it('two reviewers, NOT PASS then PASS → 0: two creator commits, reports and identity sidecars promoted', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
+    await f.agent('rev-b', 'reviewer', ['--verdicts', 'PASS']);
+    const r = await loop('--reviewer', 'rev-a,rev-b');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.equal(s.status, 'passed');
+    assert.deepEqual(s.rounds.map((x) => [x.n, x.status, x.reviews.map((v) => `${v.reviewer}:${v.verdict}`)]), [
+      [1, 'not_passed', ['rev-a:NOT PASS', 'rev-b:PASS']],
+      [2, 'passed', ['rev-a:PASS', 'rev-b:PASS']],
+    ]);
+    assert.deepEqual(commits(), ['fix after round 1', 'implement', 'initial']);
+    const last = s.rounds[1]!;
+    assert.equal(last.identity.head, execFileSync('git', ['rev-parse', 'HEAD'], { cwd: f.workspace, encoding: 'utf8' }).trim());
+    for (const review of last.reviews) {
+      const dir = path.join(f.workspace, '.mam', 'reports', review.reviewer);
+      assert.match(fs.readFileSync(path.join(dir, `report-${review.job_id}.md`), 'utf8'), /\[VERDICT: PASS\]\n$/);
+      const identity = JSON.parse(fs.readFileSync(path.join(dir, `report-${review.job_id}.identity.json`), 'utf8'));
+      assert.deepEqual([identity.base, identity.head, identity.tree, identity.reviewer, identity.verdict, identity.round], [s.base, last.identity.head, last.identity.tree, review.reviewer, 'PASS', 2]);
+    }
+    const fixBrief = fs.readFileSync(f.controlPlane.jobs.get(s.steps.find((x) => x.key === 'r1:fix')!.job_id)!.brief!, 'utf8');
+    assert.match(fixBrief, /#### rev-a\n\n# Review of .*\n\nFindings: the tests do not cover the edge case/);
+  });
+
+  it('a report without a verdict line counts as NOT PASS; --max-loop reached → 1', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'noverdict');
+    const r = await loop('--reviewer', 'rev-a', '--max-loop', '2');
+    assert.equal(r.exitCode, 1, r.stderr);
+    const s = state(r);
+    assert.deepEqual([s.status, s.reason], ['failed', 'max_loop']);
+    assert.deepEqual(s.rounds.map((x) => x.reviews[0]!.verdict), ['NOT PASS', 'NOT PASS']);
+  });
+
+  it('the creator edits during the review: that approval is discarded and the round reviewed again', async () => {
+    await f.agent('creator', 'meddler');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS', '--work-ms', '3000']);
+    const r = await loop('--reviewer', 'rev-a');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.deepEqual(s.rounds.map((x) => [x.status, x.reviews[0]!.verdict]), [['stale', 'PASS'], ['passed', 'PASS']]);
+    assert.notEqual(s.rounds[0]!.identity.tree, s.rounds[1]!.identity.tree);
+    assert.equal(s.rounds[0]!.identity.head, s.rounds[1]!.identity.head, 'the edit was not committed: only the tree changed');
+    assert.ok(!s.steps.some((x) => x.kind === 'fix'), 'a stale round asks no fix');
+  });
+
+  it('a rebuttal goes to the reviewers instead of a fix', async () => {
+    await f.agent('creator', 'creator', ['--rebut-first']);
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
+    const r = await loop('--reviewer', 'rev-a', '--max-rebut', '1');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.equal(s.rebuts_used, 1);
+    assert.equal(s.rounds[1]!.rebut, 'the empty input case cannot happen: the form validates it first');
+    assert.deepEqual(commits(), ['implement', 'initial'], 'the rebuttal changed no code');
+    const review2 = f.controlPlane.jobs.get(s.rounds[1]!.reviews[0]!.job_id)!;
+    assert.match(fs.readFileSync(review2.brief!, 'utf8'), /\[REBUT: the empty input case cannot happen/);
+  });
+
+  it('a second loop on the same checkout → 5', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS', '--work-ms', '4000']);
+    const first = execa(process.execPath, [CLI, 'loop', '--task', 'first', '--creator', 'creator', '--reviewer', 'rev-a'], { cwd: f.workspace, env: f.env, reject: false });
+    try {
+      await until(() => fs.existsSync(path.join(f.workspace, '.mam', 'loops')) && fs.readdirSync(path.join(f.workspace, '.mam', 'loops')).length > 0, 20_000, 'the first loop to start');
+      const second = await f.run(['loop', '--task', 'second', '--creator', 'creator', '--reviewer', 'rev-a']);
+      assert.equal(second.exitCode, 5, second.stderr);
+      assert.match(second.stderr, /^mam: another loop is running on /);
+    } finally {
+      assert.equal((await first).exitCode, 0);
+    }
+  });
+
+  it('killed mid-round and started again, it resumes and finishes without repeating finished jobs', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS', '--work-ms', '3000']);
+    const args = ['loop', '--task', 'Survive a crash', '--creator', 'creator', '--reviewer', 'rev-a'];
+    const first = execa(process.execPath, [CLI, ...args], { cwd: f.workspace, env: f.env, reject: false });
+    const loopsDir = path.join(f.workspace, '.mam', 'loops');
+    const current = () => {
+      const name = fs.existsSync(loopsDir) ? fs.readdirSync(loopsDir).find((n) => /^l-.*\.json$/.test(n)) : undefined;
+      return name ? (JSON.parse(fs.readFileSync(path.join(loopsDir, name), 'utf8')) as LoopState) : undefined;
+    };
+    try {
+      await until(() => current()?.steps.some((x) => x.key === 'r1:review:rev-a') ?? false, 30_000, 'round 1 to be under review');
+    } finally {
+      first.kill('SIGKILL');
+      await first;
+    }
+    const again = await f.run([...args, '--json']);
+    assert.equal(again.exitCode, 0, again.stderr);
+    const s = state(again);
+    assert.equal(s.status, 'passed');
+    assert.equal(s.id, current()!.id, 'the same loop, resumed');
+    assert.deepEqual(s.steps.filter((x) => x.job_id).map((x) => x.key), ['implement', 'r1:review:rev-a', 'r1:fix', 'r2:review:rev-a']);
+    assert.equal(linesTo('creator').length, 2, 'the creator got the implement and the fix, once each');
+    assert.equal(linesTo('rev-a').length, 2, 'the reviewer got round 1 once and round 2 once');
+    assert.deepEqual(commits(), ['fix after round 1', 'implement', 'initial']);
+  });
+
+  it('refuses bad input with one line and exit 64', async () => {
+    await f.agent('creator', 'creator');
+    for (const [args, message] of [
+      [['--reviewer', 'ghost'], /unknown session 'ghost'/],
+      [['--reviewer', 'a', '--all-reviewer'], /either --reviewer or --all-reviewer/],
+      [['--plan-talk', '2'], /--plan-talk goes with --planner/],
+      [['--base', 'no-such-rev'], /unknown revision 'no-such-rev'/],
+      [['--max-loop', '0'], /--max-loop must be a whole number ≥ 1/],
+    ] as const) {
+      const r = await loop(...args);
+      assert.equal(r.exitCode, 64, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+    }
+    assert.equal(fs.existsSync(path.join(f.workspace, '.mam', 'loops')), false, 'no loop was written');
+  });
+});
