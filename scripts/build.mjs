@@ -32,13 +32,19 @@ const entries = [
   { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },
   // The embedded broker (aedes), loaded only by the daemon `mam broker serve`.
   { entryPoints: ['src/core/messaging/brokerDaemon.ts'], outfile: 'dist/broker-daemon.js' },
+  // The scripted agent `mam demo` runs in each session (a program of its own, started with node).
+  { entryPoints: ['src/demo/demoAgent.ts'], outfile: 'dist/demo-agent.js' },
 ];
+
+// The review-report page's script runs in the webview (a browser), so it is built for one.
+const webview = { entryPoints: ['src/webview/report.ts'], outfile: 'media/report.js', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', logLevel: 'warning', legalComments: 'none' };
 
 mkdirSync('dist', { recursive: true });
 copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), 'dist/sql-wasm.wasm');
 if (watch) {
   for (const entry of entries) await (await esbuild.context({ ...common, ...entry })).watch();
+  await (await esbuild.context(webview)).watch();
 } else {
-  await Promise.all(entries.map((entry) => esbuild.build({ ...common, ...entry })));
+  await Promise.all([...entries.map((entry) => esbuild.build({ ...common, ...entry })), esbuild.build(webview)]);
   chmodSync('dist/cli.js', 0o755);
 }

@@ -9,6 +9,11 @@ import { Notifier } from './views/notifications';
 import { registerSessionCommands } from './views/sessionCommands';
 import { SessionsTreeProvider } from './views/sessionsTree';
 import { JobStatusBar } from './views/statusBar';
+import { registerDemoCommand, registerLoopCommands } from './views/loopCommands';
+import { LoopsTreeProvider } from './views/loopsTree';
+import { ReportPanels } from './views/reportPanel';
+import { Schemes, SnapshotContentProvider } from './views/snapshotDocuments';
+import { GitignoreOffer } from './views/gitignoreOffer';
 import { registerWorkspaceCommands } from './views/workspaceCommands';
 
 /** What the extension hands to its own tests (and to anyone curious): the live parts. */
@@ -16,8 +21,11 @@ export interface MamApi {
   host: EngineHost;
   sessions: SessionsTreeProvider;
   jobs: JobsTreeProvider;
+  loops: LoopsTreeProvider;
   statusBar: JobStatusBar;
   notifier: Notifier;
+  reports: ReportPanels;
+  gitignore: GitignoreOffer;
   /** How long `activate` took, in ms. */
   activationMs: number;
   /** How long evaluating dist/extension.js took, in ms (measured by the bundle's first and last lines). */
@@ -40,6 +48,9 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const statusBar = new JobStatusBar(host);
   const notifier = new Notifier(host);
   const jobLogs = new JobLogProvider(host);
+  const loops = new LoopsTreeProvider(host);
+  const reports = new ReportPanels(host, context.extensionUri);
+  const gitignore = new GitignoreOffer(host, context.workspaceState);
   const sessionsView = vscode.window.createTreeView(Views.sessions, { treeDataProvider: sessions, showCollapseAll: true });
   const jobsView = vscode.window.createTreeView(Views.jobs, { treeDataProvider: jobs, showCollapseAll: true });
   // Restricted mode: the views still show what is on disk, and say why nothing runs.
@@ -56,6 +67,13 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     jobLogs,
     sessionsView,
     jobsView,
+    loops,
+    reports,
+    gitignore,
+    vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true }),
+    vscode.workspace.registerTextDocumentContentProvider(Schemes.snapshot, new SnapshotContentProvider(host)),
+    ...registerLoopCommands(host, reports),
+    registerDemoCommand(host, reports, context.extensionUri),
     vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
     ...registerSessionCommands(host),
     ...registerJobCommands(host),
@@ -70,12 +88,13 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     sessions.refresh();
     jobs.refresh();
     statusBar.update();
-  }, (err: unknown) => channel.error(`starting: ${(err as Error).message}`)));
+    return gitignore.check();
+  }).catch((err: unknown) => channel.error(`starting: ${(err as Error).message}`)));
 
   const activationMs = performance.now() - started;
   const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
   channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
-  return { host, sessions, jobs, statusBar, notifier, activationMs, loadMs };
+  return { host, sessions, jobs, loops, statusBar, notifier, reports, gitignore, activationMs, loadMs };
 }
 
 export function deactivate(): void {}

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { errorMessage } from './base/errors';
 import { exec, ProgramNotFoundError } from './base/exec';
 import { MemoryLogger } from './base/log';
+import { missingIgnores } from './config/gitignore';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { ControlPlane } from './controlPlane';
 import { networkFsTypeOf } from './store/mounts';
@@ -53,7 +53,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
   }
   checks.push(await checkRegistry(input.workspace));
   checks.push(checkJobs(input.workspace));
-  checks.push(checkGitignore(input.workspace));
+  checks.push(await checkGitignore(input.workspace));
   return checks;
 }
 
@@ -128,17 +128,10 @@ function checkJobs(workspace: string): DoctorCheck {
   return { name: 'jobs', ok: true, detail: `${jobs.length} job(s), ${open} open` };
 }
 
-function checkGitignore(workspace: string): DoctorCheck {
-  if (!fs.existsSync(path.join(workspace, '.git'))) return { name: '.gitignore', ok: true, detail: 'not a git repository' };
-  let text = '';
-  try {
-    text = fs.readFileSync(path.join(workspace, '.gitignore'), 'utf8');
-  } catch {
-    // no .gitignore
-  }
-  const lines = text.split(/\r?\n/).map((l) => l.trim());
-  const missing = ['.mam/', '.mam.env'].filter((p) => !lines.includes(p) && !lines.includes(p.replace(/\/$/, '')) && !lines.includes(`/${p}`));
+async function checkGitignore(workspace: string): Promise<DoctorCheck> {
+  const missing = await missingIgnores(workspace);
+  if (missing === undefined) return { name: '.gitignore', ok: true, detail: 'not a git checkout' };
   return missing.length === 0
     ? { name: '.gitignore', ok: true, detail: '.mam/ and .mam.env are ignored' }
-    : { name: '.gitignore', ok: true, warning: true, detail: `${missing.join(' and ')} not in .gitignore`, fix: `add ${missing.join(' and ')} to .gitignore so agent state and credentials stay out of commits` };
+    : { name: '.gitignore', ok: true, warning: true, detail: `${missing.join(' and ')} not ignored by git`, fix: `add ${missing.join(' and ')} to .gitignore so agent state and credentials stay out of commits (in VS Code: MAM: Add .mam to .gitignore)` };
 }

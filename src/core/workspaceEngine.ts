@@ -1,7 +1,8 @@
 import { DisposableBase, toDisposable } from './base/disposable';
 import { Emitter } from './base/emitter';
-import { ExitCode, MamError, errorMessage } from './base/errors';
+import { ExitCode, MamError, UsageError, errorMessage } from './base/errors';
 import type { Logger } from './base/log';
+import { addIgnores, missingIgnores } from './config/gitignore';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { ControlPlane } from './controlPlane';
 import { runDoctor, type DoctorCheck } from './doctor';
@@ -18,6 +19,10 @@ import { SessionService, type CreateRequest, type StopOptions } from './sessions
 import { reconcile, sessionStatus, type ReconcileReport, type SessionState } from './sessions/sessionStatus';
 import type { AuditEntry } from './store/auditLog';
 import type { SessionRow } from './store/sessionSchema';
+import { LoopRunner, type LoopRequest } from './loop/loopRunner';
+import { runDemo, type DemoSummary } from './demo/demo';
+import { LoopStore, type LoopState } from './loop/loopState';
+import { changedFiles, fileAt, type ChangedFile, type SnapshotIdentity } from './loop/snapshot';
 
 export interface WorkspaceEngineOptions {
   workspace: string;
@@ -45,6 +50,10 @@ export class WorkspaceEngine extends DisposableBase {
   private readonly jobChanged = this._register(new Emitter<JobChange>());
   private readonly eventApplied = this._register(new Emitter<{ job: JobRecord; payload: EventPayload; late: boolean }>());
   private readonly connection = this._register(new Emitter<'connected' | 'offline'>());
+  private readonly loopChanged = this._register(new Emitter<{ loop: LoopState; message?: string }>());
+  /** A loop moved on (here, or — through a file watcher — in another process). */
+  readonly onDidChangeLoop = this.loopChanged.event;
+  readonly loopStore: LoopStore;
   readonly onDidChangeSessions = this.sessionsChanged.event;
   readonly onDidChangeJob = this.jobChanged.event;
   readonly onDidApplyEvent = this.eventApplied.event;
@@ -69,6 +78,7 @@ export class WorkspaceEngine extends DisposableBase {
       if (change.previous === null || isTerminal(change.job.state) !== (change.previous !== null && isTerminal(change.previous))) this.sessionsChanged.fire();
     }));
     this._register(this.jobs.ledger.onDidApplyEvent((e) => this.eventApplied.fire(e)));
+    this.loopStore = new LoopStore(this.controlPlane.paths);
     this._register(toDisposable(() => this.stopMonitor()));
   }
 
@@ -219,11 +229,89 @@ export class WorkspaceEngine extends DisposableBase {
     return runDoctor({ workspace: this.workspace, env: this.options.env, settings: this.options.settings });
   }
 
+  /** Which of `.mam/` and `.mam.env` git does not ignore here; undefined outside a git checkout. */
+  missingIgnores(): Promise<string[] | undefined> {
+    this.requireTrust('run git');
+    return missingIgnores(this.workspace);
+  }
+
+  /** Adds the entries that are missing to the folder's .gitignore; returns what it added. */
+  async addIgnores(): Promise<string[]> {
+    const missing = await this.missingIgnores();
+    if (missing === undefined) throw new UsageError(`${this.workspace} is not a git checkout`);
+    addIgnores(this.workspace, missing);
+    return missing;
+  }
+
   /** The argv that attaches a terminal to the session's pane (never a shell string). */
   async attachArgv(name: string): Promise<string[]> {
     const row = await this.sessions.require(name);
     if (!row.target) throw new Error(`session '${name}' has no pane; resume it first`);
     return this.sessions.muxOf(row).attachArgv(row.target);
+  }
+
+  /** Every loop of the workspace, newest first. */
+  listLoops(): LoopState[] {
+    return this.loopStore.list();
+  }
+
+  loop(id: string): LoopState | undefined {
+    return this.loopStore.get(id);
+  }
+
+  /** A loop file changed on disk (the CLI runs one): tell the views. */
+  notifyLoopChangedOnDisk(id: string): void {
+    const loop = this.loopStore.get(id);
+    if (loop) this.loopChanged.fire({ loop });
+  }
+
+  /** Runs a review loop here, reporting every step; resolves when it ends. */
+  async runLoop(request: Omit<LoopRequest, 'baseDir'>, onProgress?: (message: string) => void): Promise<LoopState> {
+    this.requireTrust('run a review loop');
+    await this.start();
+    const runner = new LoopRunner(this.jobs, this.options.logger);
+    const sub = runner.onDidProgress(({ loop, message }) => {
+      this.loopChanged.fire({ loop, message });
+      onProgress?.(message);
+    });
+    try {
+      return await runner.start({ ...request, baseDir: this.workspace });
+    } finally {
+      sub.dispose();
+      runner.dispose();
+    }
+  }
+
+  /**
+   * The demo (`mam demo`) in this workspace: four scripted agents, a delegated job and a review
+   * loop in a fresh repo at `repoDir`. The loop's steps reach the views like any loop's.
+   */
+  async runDemo(repoDir: string, distDir: string, onLine: (line: string) => void, signal?: AbortSignal): Promise<DemoSummary> {
+    this.requireTrust('run the demo');
+    await this.start();
+    return runDemo({
+      engine: this.jobs,
+      sessions: this.sessions,
+      distDir,
+      repoDir,
+      onLine,
+      onLoopProgress: ({ loop, message }) => this.loopChanged.fire({ loop, message }),
+      env: this.options.env,
+      // MAM_DEMO_PACE=fast: the same demo at a twentyfifth of the pace (tests, impatient people).
+      pace: this.options.env.MAM_DEMO_PACE === 'fast' ? 'fast' : 'normal',
+      logger: this.options.logger,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /** The files a round changed, base to reviewed tree. */
+  changedFiles(identity: SnapshotIdentity, checkout: string): Promise<ChangedFile[]> {
+    return changedFiles(checkout, identity);
+  }
+
+  /** A file's content at a commit or tree of a checkout (undefined when absent there). */
+  fileAt(checkout: string, treeish: string, file: string): Promise<string | undefined> {
+    return fileAt(checkout, treeish, file);
   }
 
   private requireTrust(what: string): void {

@@ -18,6 +18,13 @@ export const Commands = {
   runDoctor: 'mam.runDoctor',
   openControlPlane: 'mam.openControlPlane',
   refresh: 'mam.refresh',
+  runLoop: 'mam.runLoop',
+  reviewOnly: 'mam.reviewOnly',
+  openReport: 'mam.openReport',
+  openChanges: 'mam.openChanges',
+  openSnapshotDiff: 'mam.openSnapshotDiff',
+  runDemo: 'mam.runDemo',
+  addToGitignore: 'mam.addToGitignore',
 } as const;
 
 /** Context keys for `when` clauses, all under `mam.`. */
@@ -29,6 +36,7 @@ export const Views = {
   container: 'mam',
   sessions: 'mam.sessions',
   jobs: 'mam.jobs',
+  loops: 'mam.loops',
 } as const;
 
 /** The secret-storage key of the external broker's password. */

@@ -26,6 +26,8 @@ export class EngineHost extends DisposableBase {
   private readonly changed = this._register(new vscode.EventEmitter<void>());
   private readonly jobChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; change: JobChange }>());
   private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
+  private readonly loopChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; loopId: string }>());
+  readonly onDidChangeLoop = this.loopChanged.event;
   /** Sessions or jobs changed somewhere: views re-read from the engines (which cache). */
   readonly onDidChange = this.changed.event;
   readonly onDidChangeJob = this.jobChanged.event;
@@ -53,6 +55,10 @@ export class EngineHost extends DisposableBase {
     const onJob = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyJobChangedOnDisk(path.basename(uri.fsPath, '.json'));
     this._register(jobsWatcher.onDidChange(onJob));
     this._register(jobsWatcher.onDidCreate(onJob));
+    const loopsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/loops/*.json'));
+    const onLoop = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyLoopChangedOnDisk(path.basename(uri.fsPath, '.json'));
+    this._register(loopsWatcher.onDidChange(onLoop));
+    this._register(loopsWatcher.onDidCreate(onLoop));
     this._register({ dispose: () => this.disposeEngines() });
   }
 
@@ -120,6 +126,10 @@ export class EngineHost extends DisposableBase {
           this.changed.fire();
         }),
         engine.onDidApplyEvent((e) => this.eventApplied.fire({ folder, ...e })),
+        engine.onDidChangeLoop(({ loop }) => {
+          this.loopChanged.fire({ folder, loopId: loop.id });
+          this.changed.fire();
+        }),
       );
       return { folder, engine };
     });

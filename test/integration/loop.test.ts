@@ -68,7 +68,7 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
 
   it('the creator edits during the review: that approval is discarded and the round reviewed again', async () => {
     await f.agent('creator', 'meddler');
-    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS', '--work-ms', '3000']);
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS', '--hold-until-meddled']);
     const r = await loop('--reviewer', 'rev-a');
     assert.equal(r.exitCode, 0, r.stderr);
     const s = state(r);
@@ -130,6 +130,88 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     assert.equal(linesTo('creator').length, 2, 'the creator got the implement and the fix, once each');
     assert.equal(linesTo('rev-a').length, 2, 'the reviewer got round 1 once and round 2 once');
     assert.deepEqual(commits(), ['fix after round 1', 'implement', 'initial']);
+  });
+
+  it('a planner plans, the creator challenges it once, and the revised plan goes to the implementation', async () => {
+    await f.agent('creator', 'creator', ['--challenge-once']);
+    await f.agent('planner', 'planner');
+    await f.agent('rev-a', 'reviewer');
+    const r = await loop('--planner', 'planner', '--plan-talk', '2', '--reviewer', 'rev-a');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.deepEqual(s.steps.map((x) => `${x.key}@${x.session}`), ['plan@planner', 'plan:challenge:1@creator', 'plan:revise:1@planner', 'plan:challenge:2@creator', 'implement@creator', 'r1:review:rev-a@rev-a']);
+    assert.match(s.plan ?? '', /^Plan v2/);
+    const brief = (key: string) => fs.readFileSync(f.controlPlane.jobs.get(s.steps.find((x) => x.key === key)!.job_id)!.brief!, 'utf8');
+    assert.match(brief('plan:revise:1'), /The plan forgets the test\./, 'the planner saw the objection');
+    assert.match(brief('implement'), /Plan v2: append a line to feature\.txt, with a test\./);
+  });
+
+  it('review only, with every reviewer: nothing is implemented first; the creator fixes what they find', async () => {
+    await f.agent('creator', 'creator', [], 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS'], 'reviewer');
+    await f.agent('rev-b', 'reviewer', [], 'reviewer');
+    await f.agent('bystander', 'work', [], 'planner');
+    const r = await loop('--review-only', '--all-reviewer');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.deepEqual([...s.reviewers].sort(), ['rev-a', 'rev-b'], 'reviewer-role sessions only, not the creator or the planner');
+    assert.deepEqual(s.steps.map((x) => x.key), ['r1:review:rev-a', 'r1:review:rev-b', 'r1:fix', 'r2:review:rev-a', 'r2:review:rev-b']);
+    assert.deepEqual(commits(), ['fix after round 1', 'initial']);
+    assert.equal(linesTo('bystander').length, 0);
+  });
+
+  it('without reviewers the creator reviews its own work', async () => {
+    await f.agent('creator', 'creator');
+    const r = await loop();
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    assert.deepEqual(s.reviewers, ['creator']);
+    assert.deepEqual(s.steps.map((x) => `${x.key}@${x.session}`), ['implement@creator', 'r1:review:creator@creator']);
+  });
+
+  it('jobs the creator delegated are awaited before the review and listed in its brief', async () => {
+    await f.agent('helper', 'work', ['--work-ms', '1500']);
+    await f.agent('creator', 'delegator', ['--delegate-to', 'helper']);
+    await f.agent('rev-a', 'reviewer');
+    const r = await loop('--reviewer', 'rev-a');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    const implement = s.steps.find((x) => x.key === 'implement')!.job_id;
+    const child = f.controlPlane.jobs.list().jobs.find((j) => j.parent_job === implement);
+    assert.ok(child, 'the creator delegated a job');
+    assert.deepEqual(s.rounds[0]!.children, [{ id: child.id, state: 'completed', session: 'helper' }]);
+    assert.ok(child.finished_at! <= s.rounds[0]!.started_at, 'the child had ended before round 1 began');
+    const review = f.controlPlane.jobs.get(s.rounds[0]!.reviews[0]!.job_id)!;
+    assert.match(fs.readFileSync(review.brief!, 'utf8'), new RegExp(`- ${child.id} \\(helper\\): completed`));
+  });
+
+  it('mam loop cancel stops the running loop and cancels its open jobs', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--work-ms', '120000']);
+    const running = execa(process.execPath, [CLI, 'loop', '--task', 'Never mind', '--creator', 'creator', '--reviewer', 'rev-a'], { cwd: f.workspace, env: f.env, reject: false });
+    const loopsDir = path.join(f.workspace, '.mam', 'loops');
+    let id = '';
+    let review = '';
+    try {
+      await until(() => {
+        const name = fs.existsSync(loopsDir) ? fs.readdirSync(loopsDir).find((n) => /^l-.*\.json$/.test(n)) : undefined;
+        const s = name ? (JSON.parse(fs.readFileSync(path.join(loopsDir, name), 'utf8')) as LoopState) : undefined;
+        const step = s?.steps.find((x) => x.key === 'r1:review:rev-a');
+        [id, review] = [s?.id ?? '', step?.job_id ?? ''];
+        return !!step && f.controlPlane.jobs.get(step.job_id)?.state === 'started';
+      }, 30_000, 'the review to start');
+      const c = await f.run(['loop', 'cancel', id]);
+      assert.equal(c.exitCode, 0, c.stderr);
+      assert.match(c.stdout, new RegExp(`Cancelled loop ${id}`));
+    } finally {
+      running.kill('SIGKILL');
+    }
+    assert.equal((await running).signal, 'SIGTERM', 'the loop process was stopped');
+    const after = JSON.parse((await f.run(['loop', 'status', id, '--json'])).stdout) as LoopState;
+    assert.deepEqual([after.status, after.owner], ['cancelled', null]);
+    assert.equal(f.controlPlane.jobs.get(review)!.state, 'cancelled');
+    const again = await f.run(['loop', 'resume', id]);
+    assert.equal(again.exitCode, 64, 'a cancelled loop is not resumed');
   });
 
   it('refuses bad input with one line and exit 64', async () => {

@@ -11,7 +11,8 @@ export interface JobFixture extends SessionFixture {
   /** Runs `mam …` in the workspace with the fixture's environment. */
   run(args: string[], env?: Record<string, string>): Promise<MamResult>;
   /** Creates a session whose agent is the fake agent in `mode` (see test/fixtures/fake-agent-jobs.js). */
-  agent(name: string, mode: string, extra?: string[]): Promise<void>;
+  /** A session running the fake agent in `mode`, with the given role (default worker). */
+  agent(name: string, mode: string, extra?: string[], role?: string): Promise<void>;
   /** A jobs engine in this process (a stand-in for the extension or `mam monitor`). */
   engine(): JobEngine;
 }
@@ -24,10 +25,10 @@ export function jobFixture(extraEnv: Record<string, string> = {}): JobFixture {
   return {
     ...base,
     run,
-    async agent(name, mode, extra = []) {
+    async agent(name, mode, extra = [], role) {
       // Impersonating claude, so delivery waits for claude's ready sign rather than for quiet output.
       const command = [process.execPath, FAKE_AGENT, '--as', 'claude', '--log', base.log, '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' ');
-      const r = await run(['session', 'create', '--agent', 'claude', '--name', name, '--command', command]);
+      const r = await run(['session', 'create', '--agent', 'claude', '--name', name, '--command', command, ...(role ? ['--role', role] : [])]);
       if (r.exitCode !== 0) throw new Error(`session create failed: ${r.stderr}`);
     },
     engine() {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The UI check: a workspace with live sessions and jobs in every state, opened in a real VS Code in
 // a real browser; the sidebar and the status bar must show them (checked in the page, not by
-// eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; untrusted.png for a
-// workspace that is not trusted).
+// eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; report.png, the review
+// report webview of a loop with its timeline; untrusted.png for a workspace that is not trusted).
 //
 //   node test/ui/sidebar.mjs
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -22,8 +22,13 @@ const ws = path.join(base, 'my-project');
 const home = path.join(base, 'home');
 const tmuxDir = path.join(base, 'tmux');
 for (const d of [ws, home, tmuxDir]) fs.mkdirSync(d, { recursive: true });
+const GIT_ENV = { GIT_AUTHOR_NAME: 'Demo', GIT_AUTHOR_EMAIL: 'demo@example.invalid', GIT_COMMITTER_NAME: 'Demo', GIT_COMMITTER_EMAIL: 'demo@example.invalid' };
+const env = { ...process.env, ...GIT_ENV, HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: `mam-ui-${process.pid}`, MAM_START_TIMEOUT_S: '20' };
 execFileSync('git', ['init', '-q', ws]);
-const env = { ...process.env, HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: `mam-ui-${process.pid}`, MAM_START_TIMEOUT_S: '20' };
+fs.writeFileSync(path.join(ws, 'feature.txt'), 'the start\n');
+fs.writeFileSync(path.join(ws, '.gitignore'), '.mam/\n.mam.env\n');
+execFileSync('git', ['add', '-A'], { cwd: ws, env });
+execFileSync('git', ['commit', '-q', '-m', 'initial'], { cwd: ws, env });
 const envFile = path.join(base, 'env.json');
 fs.writeFileSync(envFile, JSON.stringify({ HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: env.MAM_TMUX_SERVER }));
 
@@ -47,12 +52,17 @@ try {
   mam('job', 'submit', '--session', 'tester-1', '--prompt', 'Clean the build folder and rerun the e2e tests', '--no-wait');
   spawnSync(process.execPath, [CLI, 'job', 'submit', '--session', 'breaker-1', '--prompt', 'Migrate the database to v2'], { cwd: ws, env });
   mam('session', 'stop', 'breaker-1');
+  agent('loop-creator', 'creator', 'creator');
+  agent('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
+  mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
 
   code = run('ui', '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
     '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1',
     '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
-    '--expect', 'Review the payment retry logic',
-    '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'));
+    '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input',
+    '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'),
+    // The review report of that loop, with its timeline.
+    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'));
   if (code === 0) {
     // An untrusted workspace: nothing is started, and the view says why.
     const untrusted = path.join(base, 'untrusted');

@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { brokerCommands } from './broker';
+import { demoCommand } from './demo';
 import { doctorCommand } from './doctor';
 import { jobCommands } from './job';
 import { loopCommands } from './loop';
@@ -25,4 +26,4 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand, demoCommand];

@@ -1,9 +1,10 @@
-import { UsageError } from '../../core/base/errors';
+import * as os from 'node:os';
+import { ExitCode, MamError, UsageError } from '../../core/base/errors';
 import { cancelJob } from '../../core/jobs/jobActions';
 import { isTerminal } from '../../core/jobs/jobSchema';
 import { LoopRunner } from '../../core/loop/loopRunner';
 import { LoopStore, type LoopState } from '../../core/loop/loopState';
-import { isAlive } from '../../core/store/lock';
+import { isAlive, sleep } from '../../core/store/lock';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 
@@ -127,7 +128,14 @@ const cancel: Command = {
       ctx.out(`Loop ${loop.id} had already ended: ${loop.status}.`);
       return 0;
     }
-    if (loop.owner && isAlive(loop.owner.pid)) process.kill(loop.owner.pid, 'SIGTERM');
+    const owner = loop.owner && loop.owner.host === os.hostname() && isAlive(loop.owner.pid) ? loop.owner.pid : undefined;
+    if (owner !== undefined) {
+      process.kill(owner, 'SIGTERM');
+      // Its last write must not land after ours: wait for it to be gone.
+      for (const end = Date.now() + 10_000; isAlive(owner); await sleep(20)) {
+        if (Date.now() > end) throw new MamError(`loop ${loop.id}: its process ${owner} did not stop`, 'loop_busy', ExitCode.failed);
+      }
+    }
     for (const step of loop.steps) {
       const job = ctx.controlPlane().jobs.get(step.job_id);
       if (job && !isTerminal(job.state)) await cancelJob(ctx.jobs(), job.id);

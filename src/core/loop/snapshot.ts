@@ -8,7 +8,7 @@ import { UsageError } from '../base/errors';
 export interface SnapshotIdentity {
   base: string;
   head: string;
-  /** The tree of the working tree as it stands, uncommitted and untracked (not ignored) files included. */
+  /** The tree of the working tree as it stands, uncommitted and untracked (not ignored) files included, `.mam/` and `.mam.env` left out. */
   tree: string;
 }
 
@@ -55,6 +55,9 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
     const env = { GIT_INDEX_FILE: index };
     await git(checkout, ['read-tree', 'HEAD'], env);
     await git(checkout, ['add', '--all', '--', '.'], env);
+    // MAM's own files never count as the code under review, ignored or not: they change all the time.
+    // (An exclude pathspec would do, but git then fails when they are ignored as well.)
+    await git(checkout, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', '.mam', '.mam.env'], env);
     const tree = (await git(checkout, ['write-tree'], env)).trim();
     if (keepAs) {
       const commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', `mam snapshot ${keepAs}`], { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost' })).trim();

@@ -17,7 +17,7 @@ export function hasVerdictLine(report: string): boolean {
 
 /** `[REBUT: reason]` anywhere in a creator's answer; the reason, or undefined. */
 export function rebuttalOf(text: string): string | undefined {
-  return /\[REBUT:\s*([^\]]+)\]/.exec(text)?.[1]?.trim();
+  return /\[REBUT:([^\]]*)\]/.exec(text)?.[1]?.trim() || undefined;
 }
 
 /** Discussions end when both sides put `[AGREE]` alone on their last line. */

@@ -1,0 +1,132 @@
+/**
+ * Reading a job from the agent's side: the one-line prompt `injectedLine` types and the brief
+ * `writeBrief` writes, taken apart again. Scripted agents (the demo agents, and the test fixture
+ * later) use this instead of their own regular expressions, so the two sides of the format live
+ * beside each other and a round-trip test keeps them in step. Pure functions, no I/O: the demo
+ * agent bundles this without pulling in the engine.
+ */
+
+/** What the typed line names: the job and where its brief is. */
+export interface JobLine {
+  jobId: string;
+  briefPath: string;
+}
+
+/** The loop's note at the end of each loop job's task (see loopPrompts.ts). */
+export interface LoopHint {
+  loop: string;
+  step: 'plan' | 'challenge' | 'revise' | 'implement' | 'review' | 'fix';
+  round: number | null;
+}
+
+export interface ParsedBrief {
+  jobId: string;
+  role: string;
+  type: string;
+  /** The task section as written (the appendix included), without the protocol. */
+  task: string;
+  /** The bundled CLI the brief's event commands run (`node "<cli>" event …`). */
+  cliPath: string;
+  workspace: string;
+  /** The heartbeat period `started --heartbeat N` asks for. */
+  heartbeatS: number;
+  loop: LoopHint | null;
+}
+
+export class BriefFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BriefFormatError';
+  }
+}
+
+const JOB_LINE = /^MAM job (\S+): read the brief at (.+) and follow it exactly\.$/;
+
+/** The inverse of `injectedLine`; undefined for any other line. */
+export function parseJobLine(text: string): JobLine | undefined {
+  const m = JOB_LINE.exec(text.trim());
+  return m ? { jobId: m[1]!, briefPath: m[2]! } : undefined;
+}
+
+/** Takes a brief apart; throws BriefFormatError naming what is missing. */
+export function parseBrief(text: string): ParsedBrief {
+  const normalized = text.replace(/\r\n/g, '\n');
+  const started = normalized
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('node '))
+    .map(splitBriefCommand)
+    .find((words) => words[2] === 'event' && words[3] === 'started');
+  if (!started) throw new BriefFormatError('the brief has no `node "<cli>" event started …` command');
+  const flag = (name: string): string | undefined => {
+    const i = started.indexOf(name);
+    return i >= 0 ? started[i + 1] : undefined;
+  };
+  const jobId = flag('--job');
+  const workspace = flag('--workspace');
+  if (!jobId || !workspace) throw new BriefFormatError('the started command names no --job or --workspace');
+  const heartbeat = Number(flag('--heartbeat') ?? '30');
+  const task = /\n## Task\n\n([\s\S]*?)\n## Protocol\n/.exec(normalized)?.[1]?.trim();
+  if (task === undefined) throw new BriefFormatError('the brief has no "## Task" section');
+  return {
+    jobId,
+    role: /^- role: (.+)$/m.exec(normalized)?.[1]?.trim() ?? 'worker',
+    type: /^- type: (.+)$/m.exec(normalized)?.[1]?.trim() ?? 'direct',
+    task,
+    cliPath: started[1]!,
+    workspace,
+    heartbeatS: Number.isFinite(heartbeat) && heartbeat > 0 ? heartbeat : 30,
+    loop: parseLoopHint(task),
+  };
+}
+
+/** `<!-- mam-loop: {…} -->` in a task; null when there is none or it is not readable. */
+export function parseLoopHint(text: string): LoopHint | null {
+  const m = /<!-- mam-loop: (\{.*?\}) -->/.exec(text);
+  if (!m) return null;
+  try {
+    const hint = JSON.parse(m[1]!) as Partial<LoopHint>;
+    if (typeof hint.loop !== 'string' || typeof hint.step !== 'string') return null;
+    return { loop: hint.loop, step: hint.step, round: typeof hint.round === 'number' ? hint.round : null };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The argument list (after `node`) of one of the brief's event commands: the same CLI, job and
+ * workspace as its `started` line, then the event's own flags. Run it with an argument array.
+ */
+export function eventArgs(brief: Pick<ParsedBrief, 'cliPath' | 'jobId' | 'workspace'>, event: string, extra: readonly string[] = []): string[] {
+  return [brief.cliPath, 'event', event, '--job', brief.jobId, '--workspace', brief.workspace, ...extra];
+}
+
+/**
+ * Splits one of the brief's command lines into words: bare words, and "double-quoted" ones in which
+ * a backslash escapes `"`, `\`, `$` and `` ` `` — exactly what writeBrief's quoting produces.
+ * Nothing is expanded.
+ */
+export function splitBriefCommand(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '"') {
+      inWord = true;
+      for (i++; i < line.length && line[i] !== '"'; i++) {
+        if (line[i] === '\\' && /["\\$`]/.test(line[i + 1] ?? '')) i++;
+        word += line[i];
+      }
+    } else if (c === ' ' || c === '\t') {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}

@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { LoopState } from '../core/loop/loopState';
+import { isPageMessage, isPageState, type HostMessage, type PageMessage, type ReportModel } from '../webview/reportProtocol';
+import { Commands } from './commandIds';
+import type { EngineHost } from './engineHost';
+import { DisposableBase } from './lifecycle';
+import { openSnapshotDiff } from './snapshotDocuments';
+
+export const REPORT_VIEW_TYPE = 'mam.report';
+
+/**
+ * The review-report webviews: one panel per loop, kept up to date while the loop runs, restored
+ * after a window reload by the serializer. The page gets the model only after it says it is ready,
+ * so nothing sent early is lost; every message from it is checked before it is acted on.
+ */
+export class ReportPanels extends DisposableBase implements vscode.WebviewPanelSerializer {
+  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; folderIndex: number; ready: boolean }>();
+
+  constructor(
+    private readonly host: EngineHost,
+    private readonly extensionUri: vscode.Uri,
+  ) {
+    super();
+    this._register(vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, this));
+    this._register(host.onDidChangeLoop(({ loopId }) => void this.update(loopId)));
+    this._register(host.onDidChangeJob(({ change }) => {
+      for (const [loopId, entry] of this.panels) {
+        const loop = this.host.byFolderIndex(entry.folderIndex)?.engine.loop(loopId);
+        if (loop?.steps.some((s) => s.job_id === change.job.id)) void this.update(loopId);
+      }
+    }));
+  }
+
+  /** The open report panels (the extension-host tests look). */
+  get open(): ReadonlyArray<{ loopId: string; panel: vscode.WebviewPanel }> {
+    return [...this.panels].map(([loopId, e]) => ({ loopId, panel: e.panel }));
+  }
+
+  show(folderIndex: number, loopId: string): void {
+    const existing = this.panels.get(loopId);
+    if (existing) {
+      existing.panel.reveal();
+      return;
+    }
+    const loop = this.host.byFolderIndex(folderIndex)?.engine.loop(loopId);
+    const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, title(loop, loopId), vscode.ViewColumn.Active, this.options());
+    this.attach(panel, folderIndex, loopId);
+  }
+
+  async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    await this.host.ready();
+    if (!isPageState(state)) {
+      panel.dispose();
+      return;
+    }
+    panel.webview.options = this.options();
+    this.attach(panel, state.folderIndex, state.loopId);
+  }
+
+  private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media')], enableFindWidget: true };
+  }
+
+  private attach(panel: vscode.WebviewPanel, folderIndex: number, loopId: string): void {
+    const entry = { panel, folderIndex, ready: false };
+    this.panels.set(loopId, entry);
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'mam.svg');
+    panel.webview.html = this.html(panel.webview);
+    const subs = [
+      panel.webview.onDidReceiveMessage((m: unknown) => {
+        if (!isPageMessage(m)) return; // anything else from the page is ignored
+        void this.handle(folderIndex, loopId, m).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: ${(err as Error).message}`));
+      }),
+      panel.onDidDispose(() => {
+        this.panels.delete(loopId);
+        for (const s of subs) s.dispose();
+      }),
+    ];
+  }
+
+  private async handle(folderIndex: number, loopId: string, m: PageMessage): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.panels.get(loopId)!.ready = true;
+        return this.update(loopId);
+      case 'openChanges':
+        await vscode.commands.executeCommand(Commands.openChanges, { folderIndex, loopId, round: m.round });
+        return;
+      case 'openFileDiff':
+        return openSnapshotDiff(this.host, folderIndex, loopId, m.round, m.path);
+      case 'openLog':
+        await vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: m.jobId });
+        return;
+    }
+  }
+
+  /** Sends the loop's current model to its page (once the page is ready). */
+  async update(loopId: string): Promise<void> {
+    const entry = this.panels.get(loopId);
+    if (!entry?.ready) return;
+    const model = await buildModel(this.host, entry.folderIndex, loopId);
+    if (!model) return;
+    entry.panel.title = title(this.host.byFolderIndex(entry.folderIndex)?.engine.loop(loopId), loopId);
+    const message: HostMessage = { type: 'model', model };
+    await entry.panel.webview.postMessage(message);
+  }
+
+  /** CSP default-src 'none': the page's script only with this render's nonce, styles only from media/. */
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString('base64');
+    const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource}; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${media('report.css')}">
+<title>Review report</title>
+</head>
+<body>
+<main id="root"><p>Loading the report…</p></main>
+<script nonce="${nonce}" src="${media('report.js')}"></script>
+</body>
+</html>`;
+  }
+}
+
+function title(loop: LoopState | undefined, loopId: string): string {
+  return `Review: ${(loop?.task.split('\n')[0] ?? loopId).slice(0, 40)}`;
+}
+
+/** Everything the page draws, from the loop file, its jobs, their audit logs and git. */
+export async function buildModel(host: EngineHost, folderIndex: number, loopId: string): Promise<ReportModel | undefined> {
+  const engine = host.byFolderIndex(folderIndex)?.engine;
+  const loop = engine?.loop(loopId);
+  if (!engine || !loop) return undefined;
+  const jobs = loop.steps
+    .filter((s) => !s.key.endsWith(':rebut'))
+    .map((step) => {
+      const job = engine.job(step.job_id) ?? engine.controlPlane.jobs.get(step.job_id);
+      const events = engine.jobLog(step.job_id).filter((e) => e.type === 'event').map((e) => ({ at: e.at, event: (e as { event: string }).event }));
+      return {
+        id: step.job_id, session: step.session, step: step.key, round: step.round,
+        state: job?.state ?? 'registered', reason: job?.reason ?? null,
+        dispatched_at: job?.dispatched_at ?? null, finished_at: job?.finished_at ?? null, events,
+      };
+    });
+  const rounds = await Promise.all(
+    loop.rounds.map(async (r) => ({
+      n: r.n,
+      status: r.status,
+      identity: { base: r.identity.base, head: r.identity.head, tree: r.identity.tree },
+      rebut: r.rebut ?? null,
+      children: r.children ?? [],
+      // While a round is under review its verdicts are not in yet: show its reviewers as pending.
+      reviews: r.reviews.length
+        ? r.reviews.map((v) => ({ reviewer: v.reviewer, job_id: v.job_id, verdict: v.verdict ?? null, text: loop.steps.find((s) => s.key === v.step)?.text ?? '' }))
+        : loop.steps.filter((s) => s.key.startsWith(`r${r.n}:review:`)).map((s) => ({ reviewer: s.session, job_id: s.job_id, verdict: null, text: s.text ?? '' })),
+      files: await engine.changedFiles(r.identity, loop.checkout).catch(() => []),
+    })),
+  );
+  return {
+    folderIndex,
+    loop: { id: loop.id, task: loop.task, status: loop.status, reason: loop.reason, creator: loop.creator, reviewers: loop.reviewers, planner: loop.planner, checkout: loop.checkout, base: loop.base, created_at: loop.created_at, updated_at: loop.updated_at },
+    rounds,
+    jobs,
+    now: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,107 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { changedFiles, fileAt, resolveCommit, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
+import { UsageError } from '../../src/core/base/errors';
+import { tempDir } from '../support/helpers';
+
+const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.invalid' };
+
+describe('snapshot identities (real git)', () => {
+  let repo: string;
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
+  const write = (file: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+    fs.writeFileSync(path.join(repo, file), text);
+  };
+  let base: string;
+
+  beforeEach(() => {
+    repo = tempDir('snap');
+    git('init', '-q');
+    write('a.txt', 'one\n');
+    write('old-name.txt', 'moved\n'.repeat(20));
+    write('.gitignore', 'build/\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'initial');
+    base = git('rev-parse', 'HEAD');
+  });
+
+  it('the tree covers committed, staged, unstaged and untracked files, not ignored ones or .mam/', async () => {
+    const clean = await snapshotIdentity(repo, base);
+    assert.deepEqual(clean, { base, head: base, tree: git('rev-parse', 'HEAD^{tree}') }, 'a clean checkout: the tree is HEAD\'s');
+    const seen = new Set([clean.tree]);
+    const step = async (what: string, change: () => void) => {
+      change();
+      const id = await snapshotIdentity(repo, base);
+      assert.ok(!seen.has(id.tree), `${what} changes the tree`);
+      seen.add(id.tree);
+    };
+    await step('an unstaged edit', () => write('a.txt', 'two\n'));
+    await step('an untracked file', () => write('new/b.txt', 'b\n'));
+    await step('a staged edit', () => {
+      write('a.txt', 'three\n');
+      git('add', 'a.txt');
+    });
+    const before = await snapshotIdentity(repo, base);
+    write('build/out.js', 'ignored\n');
+    write('.mam/loops/l-1.json', '{}\n');
+    write('.mam.env', 'MAM_BROKER_PASSWORD=secret\n');
+    assert.deepEqual(await snapshotIdentity(repo, base), before, 'ignored files, .mam/ and .mam.env do not count');
+  });
+
+  it('never touches the user\'s index', async () => {
+    write('a.txt', 'staged\n');
+    git('add', 'a.txt');
+    write('a.txt', 'staged, then edited\n');
+    write('untracked.txt', 'u\n');
+    const status = git('status', '--porcelain=v1');
+    const index = fs.readFileSync(path.join(repo, '.git', 'index'));
+    await snapshotIdentity(repo, base, 'l-test/r1');
+    assert.equal(git('status', '--porcelain=v1'), status);
+    assert.deepEqual(fs.readFileSync(path.join(repo, '.git', 'index')), index);
+  });
+
+  it('a kept snapshot stays readable after the code moves on: changed files, diff, file contents', async () => {
+    write('a.txt', 'reviewed\n');
+    git('mv', 'old-name.txt', 'new-name.txt');
+    write('added.txt', 'new\n');
+    fs.rmSync(path.join(repo, '.gitignore'));
+    const id = await snapshotIdentity(repo, base, 'l-test/r1');
+    assert.equal(git('rev-parse', 'refs/mam/snapshots/l-test/r1^{tree}'), id.tree, 'kept under refs/mam/snapshots/');
+
+    write('a.txt', 'moved on\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'later');
+    git('gc', '--prune=now', '--quiet');
+
+    const files = await changedFiles(repo, id);
+    assert.deepEqual(files.sort((x, y) => x.path.localeCompare(y.path)), [
+      { status: 'D', path: '.gitignore' },
+      { status: 'M', path: 'a.txt' },
+      { status: 'A', path: 'added.txt' },
+      { status: 'R', from: 'old-name.txt', path: 'new-name.txt' },
+    ]);
+    assert.equal(await fileAt(repo, id.tree, 'a.txt'), 'reviewed\n');
+    assert.equal(await fileAt(repo, id.base, 'a.txt'), 'one\n');
+    assert.equal(await fileAt(repo, id.tree, 'old-name.txt'), undefined);
+    const diff = await snapshotDiff(repo, id);
+    assert.match(diff, /-one\n\+reviewed/);
+    assert.match(diff, /rename from old-name\.txt/);
+  });
+
+  it('cuts a huge diff and says how to see all of it', async () => {
+    write('big.txt', 'x'.repeat(50_000));
+    const id = await snapshotIdentity(repo, base);
+    const diff = await snapshotDiff(repo, id, 1_000);
+    assert.ok(diff.length < 3_000);
+    assert.match(diff, new RegExp(`diff cut at 1000 bytes; run \`git diff ${base} ${id.tree}\``));
+  });
+
+  it('an unknown or option-like revision is a usage error naming it', async () => {
+    await assert.rejects(resolveCommit(repo, 'no-such'), (e: unknown) => e instanceof UsageError && /unknown revision 'no-such'/.test(e.message));
+    await assert.rejects(resolveCommit(repo, '--all'), (e: unknown) => e instanceof UsageError && /'--all' is not a revision/.test(e.message));
+    assert.equal(await resolveCommit(repo, 'HEAD'), base);
+  });
+});

@@ -1,0 +1,66 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { injectedLine, writeBrief } from '../../src/core/jobs/brief';
+import { BriefFormatError, eventArgs, parseBrief, parseJobLine, parseLoopHint, splitBriefCommand } from '../../src/core/jobs/briefReader';
+import { fixPrompt, implementPrompt, reviewPrompt } from '../../src/core/loop/loopPrompts';
+import type { LoopState } from '../../src/core/loop/loopState';
+import { tempDir } from '../support/helpers';
+import { jobRecord } from '../support/rows';
+
+describe('reading a job from the agent side (briefReader: the inverse of brief.ts)', () => {
+  const write = (overrides: { cliPath: string; workspace: string; task: string; role?: string; appendix?: string }): string => {
+    const job = jobRecord({ role: overrides.role ?? 'worker' });
+    const file = path.join(tempDir('brief'), 'brief.md');
+    writeBrief({ job, task: overrides.task, cliPath: overrides.cliPath, workspace: overrides.workspace, heartbeatS: 7, ...(overrides.appendix ? { appendix: overrides.appendix } : {}) }, file);
+    return fs.readFileSync(file, 'utf8');
+  };
+
+  it('gets back the CLI, workspace, job, role, heartbeat and task writeBrief put in, whatever the paths hold', () => {
+    for (const [cliPath, workspace] of [
+      ['/opt/mam/dist/cli.js', '/home/ada/project'],
+      ['/tmp/with space/dist/cli.js', '/tmp/a "quoted" $HOME `x` back\\slash/ws'],
+      ['/tmp/한국어/cli.js', "/tmp/it's/ws"],
+    ] as const) {
+      const text = write({ cliPath, workspace, task: '# Fix it\n\nThe details.', role: 'reviewer', appendix: '### Jobs\n\n- none' });
+      const brief = parseBrief(text);
+      assert.equal(brief.cliPath, cliPath);
+      assert.equal(brief.workspace, workspace);
+      assert.equal(brief.role, 'reviewer');
+      assert.equal(brief.type, 'direct');
+      assert.equal(brief.heartbeatS, 7);
+      assert.match(brief.jobId, /^j-/);
+      assert.equal(brief.task, '# Fix it\n\nThe details.\n\n### Jobs\n\n- none');
+      assert.equal(brief.loop, null);
+      assert.deepEqual(eventArgs(brief, 'progress', ['--detail', 'x']), [cliPath, 'event', 'progress', '--job', brief.jobId, '--workspace', workspace, '--detail', 'x']);
+    }
+  });
+
+  it('reads the typed line back, and nothing else as a job line', () => {
+    assert.deepEqual(parseJobLine(injectedLine('j-20261129T201923Z-3f9a1c2b', '/ws with space/.mam/jobs/j-1/brief.md')), { jobId: 'j-20261129T201923Z-3f9a1c2b', briefPath: '/ws with space/.mam/jobs/j-1/brief.md' });
+    assert.equal(parseJobLine('MAM job j-1: read the brief at /x'), undefined);
+    assert.equal(parseJobLine('hello'), undefined);
+  });
+
+  it("reads each loop prompt's hint: step and round", () => {
+    const state = { id: 'l-20261129T000000Z-abcdef', task: 'T', creator: 'c', checkout: '/r', max_rebut: 2, rebuts_used: 0, plan: null } as unknown as LoopState;
+    const round = { n: 2, identity: { base: 'a'.repeat(40), head: 'b'.repeat(40), tree: 'c'.repeat(40) }, status: 'reviewing', reviews: [], started_at: '' } as LoopState['rounds'][number];
+    assert.deepEqual(parseLoopHint(implementPrompt(state)), { loop: state.id, step: 'implement', round: null });
+    assert.deepEqual(parseLoopHint(reviewPrompt(state, round, 'diff --git a/x b/x', undefined)), { loop: state.id, step: 'review', round: 2 });
+    assert.deepEqual(parseLoopHint(fixPrompt(state, round, [{ reviewer: 'r', text: 'no' }])), { loop: state.id, step: 'fix', round: 2 });
+    assert.equal(parseLoopHint('<!-- mam-loop: {not json} -->'), null);
+    assert.equal(parseLoopHint('<!-- mam-loop: {"round":1} -->'), null);
+  });
+
+  it('names what is missing from a brief it cannot read', () => {
+    assert.throws(() => parseBrief('# MAM job\n\n## Task\n\nx\n\n## Protocol\n'), BriefFormatError);
+    const text = write({ cliPath: '/c.js', workspace: '/w', task: 'x' });
+    assert.throws(() => parseBrief(text.replace('## Task', '## Something')), /no "## Task" section/);
+  });
+
+  it('splits command lines like writeBrief quotes them, expanding nothing', () => {
+    assert.deepEqual(splitBriefCommand('node "/a b/c.js" event started --job j-1 --workspace "/x\\"y\\$z\\`w\\\\v"'), ['node', '/a b/c.js', 'event', 'started', '--job', 'j-1', '--workspace', '/x"y$z`w\\v']);
+    assert.deepEqual(splitBriefCommand('  a   b  '), ['a', 'b']);
+    assert.deepEqual(splitBriefCommand('"" x'), ['', 'x']);
+  });
+});
