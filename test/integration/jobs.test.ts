@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { MemoryLogger } from '../../src/core/base/log';
 import { readBrokerRecord } from '../../src/core/messaging/brokerRecord';
 import { startEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
+import { isAlive } from '../../src/core/store/lock';
 import { readAgentLog, snapshotTree, until, CLI } from '../support/helpers';
 import { jobFixture, jobIdOf, type JobFixture } from '../support/jobs';
 import { mosquittoMissing, startMosquitto, type MosquittoBroker } from '../support/mosquitto';
@@ -21,14 +22,7 @@ const embedded = async (): Promise<BrokerUnderTest> => ({
   async kill(f) {
     const pid = readBrokerRecord(f.controlPlane.paths)!.pid!;
     process.kill(pid, 'SIGKILL');
-    await until(() => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000, 'the broker to die');
+    await until(() => !isAlive(pid), 10_000, 'the broker to die');
   },
   async restart(f) {
     await startEmbeddedBroker(f.controlPlane.paths, new MemoryLogger(), { cliPath: CLI, env: f.env });
@@ -127,14 +121,7 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.ok(logs.filter((e) => e.event === 'heartbeat').length >= 2, 'heartbeats kept it alive past the idle timeout');
     const pidFile = path.join(f.workspace, '.mam', 'jobs', job.id, 'heartbeat.pid');
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    await until(() => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000, 'the heartbeat process to stop');
+    await until(() => !isAlive(pid), 10_000, 'the heartbeat process to stop');
   });
 
   it('the agent dies mid-job → failed agent_exited, well before K×N', async () => {

@@ -8,6 +8,9 @@ describe('command words and screen matching', () => {
     assert.deepEqual(splitWords(`say 'it''s' "a \\"b\\" \\\\c" d\\ e`), ['say', 'its', 'a "b" \\c', 'd e']);
     assert.deepEqual(splitWords('echo $(rm -rf ~) | cat > x; `y` *'), ['echo', '$(rm', '-rf', '~)', '|', 'cat', '>', 'x;', '`y`', '*']);
     assert.deepEqual(splitWords(`'' ""`), ['', '']);
+    // What brief.ts writes: double quotes in which a backslash escapes " \ $ and `.
+    assert.deepEqual(splitWords('node "/a b/c.js" event started --workspace "/x\\"y\\$z\\`w\\\\v"'), ['node', '/a b/c.js', 'event', 'started', '--workspace', '/x"y$z`w\\v']);
+    assert.deepEqual(splitWords('"a\\nb"'), ['a\\nb'], 'other backslashes in double quotes stay');
     assert.deepEqual(splitWords('  '), []);
     assert.throws(() => splitWords("echo 'open"), /unterminated '/);
     assert.throws(() => splitWords('trailing\\'), /cannot end with a backslash/);

@@ -1,6 +1,6 @@
 import { reconcile, type ReconcileReport } from '../../core/sessions/sessionStatus';
-import { sleep } from '../../core/store/lock';
 import { type Command } from '../command';
+import { repeatUntilSignal } from '../repeat';
 
 /**
  * `mam monitor`: what the extension does in the background, headless. Repairs session drift,
@@ -35,17 +35,8 @@ export const monitorCommand: Command = {
       await supervisor.enforceDue();
       return 0;
     }
-    let stopping = false;
-    const stop = (): void => {
-      stopping = true;
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     const intervalMs = Math.max(0.2, (ctx.args.options.interval as number | undefined) ?? 5) * 1000;
-    while (!stopping) {
-      print(await reconcile(ctx.sessions(), registry));
-      for (let waited = 0; waited < intervalMs && !stopping; waited += 100) await sleep(100);
-    }
+    await repeatUntilSignal(intervalMs, async () => print(await reconcile(ctx.sessions(), registry)));
     return 0;
   },
 };

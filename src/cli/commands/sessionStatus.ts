@@ -1,7 +1,7 @@
 import { reconcile, sessionStatus, type ReconcileReport } from '../../core/sessions/sessionStatus';
-import { sleep } from '../../core/store/lock';
 import { JSON_OPTION, type Command } from '../command';
 import { dash, table } from '../output';
+import { repeatUntilSignal } from '../repeat';
 
 export const sessionStatusCommand: Command = {
   path: ['session', 'status'],
@@ -60,16 +60,7 @@ export const sessionMonitor: Command = {
       if (!ctx.args.options.json && Object.values(r).every((v) => v.length === 0)) ctx.out('Nothing to repair.');
       return 0;
     }
-    let stopping = false;
-    const stop = (): void => {
-      stopping = true;
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    while (!stopping) {
-      print(await reconcile(service, registry));
-      for (let waited = 0; waited < intervalMs && !stopping; waited += 100) await sleep(100);
-    }
+    await repeatUntilSignal(intervalMs, async () => print(await reconcile(service, registry)));
     return 0;
   },
 };

@@ -2,9 +2,10 @@ import { UsageError } from './errors';
 
 /**
  * Splits a command line into words the way a user expects from a shell — spaces separate words,
- * 'single quotes' keep everything literal, "double quotes" allow \" and \\, a backslash escapes the
- * next character — and nothing else: no variables, globs, substitutions, pipes or redirections are
- * interpreted; `$(x)` or `|` are just characters of a word.
+ * 'single quotes' keep everything literal, in "double quotes" a backslash escapes " \ $ and ` as in
+ * a POSIX shell, elsewhere it escapes the next character — and nothing else: no variables, globs,
+ * substitutions, pipes or redirections are interpreted; `$(x)` or `|` are just characters of a word.
+ * It also reads back the command lines of a brief (brief.ts quotes paths this way).
  */
 export function splitWords(line: string): string[] {
   const words: string[] = [];
@@ -27,7 +28,7 @@ export function splitWords(line: string): string[] {
           closed = true;
           break;
         }
-        if (d === '\\' && (line[i + 1] === '"' || line[i + 1] === '\\')) word += line[++i];
+        if (d === '\\' && /["\\$`]/.test(line[i + 1] ?? '')) word += line[++i];
         else word += d;
       }
       if (!closed) throw new UsageError(`unterminated " in command: ${line}`);

@@ -6,6 +6,8 @@
  * agent bundles this without pulling in the engine.
  */
 
+import { splitWords } from '../base/words';
+
 /** What the typed line names: the job and where its brief is. */
 export interface JobLine {
   jobId: string;
@@ -55,7 +57,7 @@ export function parseBrief(text: string): ParsedBrief {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.startsWith('node '))
-    .map(splitBriefCommand)
+    .map(commandWords)
     .find((words) => words[2] === 'event' && words[3] === 'started');
   if (!started) throw new BriefFormatError('the brief has no `node "<cli>" event started …` command');
   const flag = (name: string): string | undefined => {
@@ -101,32 +103,11 @@ export function eventArgs(brief: Pick<ParsedBrief, 'cliPath' | 'jobId' | 'worksp
   return [brief.cliPath, 'event', event, '--job', brief.jobId, '--workspace', brief.workspace, ...extra];
 }
 
-/**
- * Splits one of the brief's command lines into words: bare words, and "double-quoted" ones in which
- * a backslash escapes `"`, `\`, `$` and `` ` `` — exactly what writeBrief's quoting produces.
- * Nothing is expanded.
- */
-export function splitBriefCommand(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (c === '"') {
-      inWord = true;
-      for (i++; i < line.length && line[i] !== '"'; i++) {
-        if (line[i] === '\\' && /["\\$`]/.test(line[i + 1] ?? '')) i++;
-        word += line[i];
-      }
-    } else if (c === ' ' || c === '\t') {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += c;
-      inWord = true;
-    }
+/** A brief's command line in words, as writeBrief quoted it; no words for a line that is not one. */
+function commandWords(line: string): string[] {
+  try {
+    return splitWords(line);
+  } catch {
+    return [];
   }
-  if (inWord) words.push(word);
-  return words;
 }

@@ -1,17 +1,11 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import type { BrokerEndpoint } from './brokerRecord';
 import { connectPacket, DISCONNECT, publishPacket, readPackets } from './mqttWire';
 
 /** Where to publish: the subset of a broker endpoint this one-shot client needs. */
-export interface QuickEndpoint {
-  host: string;
-  port: number;
-  tls: boolean;
-  ca?: string;
-  username?: string;
-  password?: string;
-}
+export type QuickEndpoint = Omit<BrokerEndpoint, 'embedded'>;
 
 export interface QuickMessage {
   topic: string;

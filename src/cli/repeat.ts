@@ -1,0 +1,30 @@
+/**
+ * Runs `tick` at once and then every `intervalMs` until SIGINT or SIGTERM, which also end the wait
+ * between two ticks at once (for `mam monitor` and `mam session monitor`).
+ */
+export async function repeatUntilSignal(intervalMs: number, tick: () => Promise<void>): Promise<void> {
+  let wake: () => void = () => {};
+  let stopping = false;
+  const stop = (): void => {
+    stopping = true;
+    wake();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    while (!stopping) {
+      await tick();
+      if (stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, intervalMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
