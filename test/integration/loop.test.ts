@@ -78,6 +78,18 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     assert.ok(!s.steps.some((x) => x.kind === 'fix'), 'a stale round asks no fix');
   });
 
+  it('the tree changes during every round: after 3 re-reviews the loop gives up → 1, tree_keeps_changing', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS', '--touch-tree']);
+    const r = await loop('--reviewer', 'rev-a', '--max-loop', '2');
+    assert.equal(r.exitCode, 1, r.stderr);
+    const s = state(r);
+    assert.deepEqual([s.status, s.reason], ['failed', 'tree_keeps_changing']);
+    assert.deepEqual(s.rounds.map((x) => [x.status, x.reviews[0]!.verdict]), Array.from({ length: 4 }, () => ['stale', 'PASS']), 'stale rounds do not count toward --max-loop');
+    assert.equal(new Set(s.rounds.map((x) => x.identity.tree)).size, 4, 'each round pinned the tree as it was then');
+    assert.ok(!fs.existsSync(path.join(f.workspace, '.mam', 'reports', 'rev-a')), 'no approval of a moving tree is promoted');
+  });
+
   it('a rebuttal goes to the reviewers instead of a fix', async () => {
     await f.agent('creator', 'creator', ['--rebut-first']);
     await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);

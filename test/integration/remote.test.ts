@@ -5,7 +5,7 @@ import type { MqttClient } from 'mqtt';
 import { newJobId } from '../../src/core/base/ids';
 import { connectClient, uniqueClientId } from '../../src/core/messaging/mqttClient';
 import { publishOnce } from '../../src/core/messaging/quickPublish';
-import { dispatchTopics, signedDispatch, type DispatchPayload } from '../../src/core/remote/dispatchMessage';
+import { cancelTopics, dispatchTopics, signedCancel, signedDispatch, type DispatchPayload } from '../../src/core/remote/dispatchMessage';
 import { readAgentLog, snapshotTree, until } from '../support/helpers';
 import { jobFixture, type JobFixture } from '../support/jobs';
 import { mosquittoMissing } from '../support/mosquitto';
@@ -193,6 +193,44 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
     assert.match(JSON.parse(sub.stdout).detail, /ended cancelled \(not_delivered\)/);
     assert.equal(jobLines(b).length, 1, 'only the local job reached the agent');
     assert.equal((await b.run(['job', 'cancel', JSON.parse(local.stdout).id])).exitCode, 0);
+  });
+
+  it('a job its submitter cancels is cancelled on the runner too, which frees the session; forged cancels change nothing', async () => {
+    broker = await shareBroker('embedded', a, b);
+    await b.agent('S', 'heartbeats,instant');
+    const r = runner(['--session', 'S']);
+    await r.waitFor(/listening on/);
+    const sub = await submit(SECRET, '--no-wait', '--heartbeat', '1');
+    assert.equal(sub.exitCode, 0, sub.stderr);
+    const id = JSON.parse(sub.stdout).id as string;
+    const mirror = () => b.controlPlane.jobs.get(id);
+    await until(() => mirror()?.state === 'started', 20_000, 'the mirror job to start');
+
+    const topic = cancelTopics.job('R', id);
+    const unsigned = signedCancel({ job_id: id, workspace_id: 'feedfacefeedface', runner: 'R' }, WRONG);
+    delete unsigned.sig;
+    const wrongSecret = signedCancel({ job_id: id, workspace_id: 'feedfacefeedface', runner: 'R' }, WRONG);
+    const otherWorkspace = signedCancel({ job_id: id, workspace_id: 'feedfacefeedface', runner: 'R' }, SECRET);
+    await publishOnce(broker.endpoint, uniqueClientId('test-forger'), [unsigned, wrongSecret, otherWorkspace].map((c) => ({ topic, payload: JSON.stringify(c) })));
+    await r.waitFor(new RegExp(`refused a cancel .*\\(job ${id}\\): missing_signature`));
+    await r.waitFor(new RegExp(`refused a cancel .*\\(job ${id}\\): bad_signature`));
+    await r.waitFor(new RegExp(`refused a cancel .*\\(job ${id}\\): wrong_topic: workspace feedfacefeedface did not send job`));
+    assert.equal(mirror()!.state, 'started', 'no forged cancel touched the mirror');
+
+    const cancelled = await a.run(['job', 'cancel', id, '--json'], { MAM_DISPATCH_SECRET: SECRET });
+    assert.equal(cancelled.exitCode, 0, cancelled.stderr);
+    assert.deepEqual([JSON.parse(cancelled.stdout).state, JSON.parse(cancelled.stdout).reason], ['cancelled', 'cancelled_by_user']);
+    await until(() => mirror()!.state === 'cancelled', 10_000, 'the runner to cancel the mirror');
+    assert.equal(mirror()!.reason, 'cancelled_by_submitter');
+    await until(() => !retainedTopics(a.workspace).some((t) => t.startsWith('mam/remote/')), 5_000, 'the runner to clear the cancel');
+    const submitterLog = await logsOf(a, id);
+    assert.ok(!submitterLog.some((e) => e.type === 'event' && e.event === 'error'), 'the runner sends no error for an end its submitter asked for');
+
+    // The session is free again: the next job runs at once instead of waiting for the first to end.
+    const next = await submit(SECRET);
+    assert.equal(next.exitCode, 0, `${next.stderr}\nrunner:\n${r.stdout}\n${r.stderr}`);
+    assert.equal(JSON.parse(next.stdout).state, 'completed');
+    assert.equal(await r.stop(), 0, r.stderr);
   });
 
   describe('without a usable MAM_DISPATCH_SECRET → 64, nothing written', () => {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { newJobId } from '../../src/core/base/ids';
 import { resolveConfig } from '../../src/core/config/settings';
 import { canonicalJson } from '../../src/core/messaging/protocol';
-import { CLOCK_SKEW_MS, dispatchSecretOf, dispatchTopics, readDispatch, RefusedDispatch, signedDispatch, type DispatchPayload } from '../../src/core/remote/dispatchMessage';
+import { cancelTopics, CLOCK_SKEW_MS, dispatchSecretOf, dispatchTopics, readCancel, readDispatch, RefusedDispatch, signedCancel, signedDispatch, type DispatchPayload } from '../../src/core/remote/dispatchMessage';
 import { SeenDispatches } from '../../src/core/remote/seenDispatches';
 import { ControlPlanePaths } from '../../src/core/store/paths';
 import { tempWorkspace } from '../support/helpers';
@@ -78,6 +78,30 @@ describe('remote dispatch messages', () => {
     assert.throws(() => dispatchSecretOf(resolveConfig({ workspace: ws, env: {} })), /need MAM_DISPATCH_SECRET/);
     assert.throws(() => dispatchSecretOf(resolveConfig({ workspace: ws, env: { MAM_DISPATCH_SECRET: 'short' } })), /at least 16/);
     assert.equal(dispatchSecretOf(resolveConfig({ workspace: ws, env: { MAM_DISPATCH_SECRET: SECRET } })), SECRET);
+  });
+});
+
+describe('remote cancel messages', () => {
+  const id = newJobId();
+  const cancel = (secret = SECRET, fields: { job_id?: string; runner?: string } = {}) => signedCancel({ job_id: id, workspace_id: '0123456789abcdef', runner: 'R', ...fields }, secret);
+  const read = (c: object, topic = cancelTopics.job('R', id)) => readCancel(Buffer.from(JSON.stringify(c)), topic, 'R', SECRET);
+
+  it('a signed cancel reads back as it was sent', () => {
+    const c = cancel();
+    assert.deepEqual(read(c), c);
+  });
+
+  it('is refused unsigned, mis-signed, altered, on the wrong topic or off schema', () => {
+    const c = cancel();
+    const { sig: _sig, ...unsigned } = c;
+    assert.equal(refusal(() => read(unsigned)), 'missing_signature');
+    assert.equal(refusal(() => read(cancel('b'.repeat(32)))), 'bad_signature');
+    assert.equal(refusal(() => read({ ...c, workspace_id: 'feedfacefeedface' })), 'bad_signature');
+    assert.equal(refusal(() => read(c, cancelTopics.job('R', newJobId()))), 'schema');
+    assert.equal(refusal(() => read(c, dispatchTopics.job('R', id))), 'wrong_topic');
+    assert.equal(refusal(() => read(cancel(SECRET, { runner: 'Q' }))), 'schema');
+    assert.equal(refusal(() => read({ ...c, extra: 1 })), 'schema');
+    assert.equal(refusal(() => readCancel(Buffer.from('nope'), cancelTopics.job('R', id), 'R', SECRET)), 'malformed_json');
   });
 });
 

@@ -20,7 +20,8 @@ const run: Command = {
     '',
     "The workspace's broker (MQTT_BROKER …) must be the submitters' broker, and MAM_DISPATCH_SECRET the",
     'same on both hosts: dispatches are signed with it, and unsigned or mis-signed ones are refused, as',
-    'are replays of a dispatch already taken. A dispatch carries the job token in clear (signed, not',
+    'are replays of a dispatch already taken. A job cancelled by its submitter is cancelled here too,',
+    'which frees the session. A dispatch carries the job token in clear (signed, not',
     'encrypted): use a private broker, over TLS when it is not on this host.',
   ].join('\n'),
   async run(ctx) {
@@ -36,7 +37,7 @@ const run: Command = {
     const engine = ctx.jobs();
     const runner = new RemoteRunner({ engine, name, ...(session ? { session } : {}), once: Boolean(o.once) });
     const say = (line: string): void => ctx.out(`${new Date().toISOString()} ${line}`);
-    runner.onDidRefuse((r) => ctx.io.stderr(`mam: warning: refused a dispatch on ${r.topic}${r.jobId ? ` (job ${r.jobId})` : ''}: ${r.reason}: ${r.message}\n`));
+    runner.onDidRefuse((r) => ctx.io.stderr(`mam: warning: refused a ${r.kind} on ${r.topic}${r.jobId ? ` (job ${r.jobId})` : ''}: ${r.reason}: ${r.message}\n`));
     runner.onDidAccept(({ job, from }) => say(`accepted job ${job.id} from workspace ${from} for session ${job.target?.name ?? '(none)'}`));
     engine.ledger.onDidChangeJob(({ job, previous }) => {
       if (job.state !== previous && job.remote) say(`job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);

@@ -61,4 +61,6 @@ export const REASONS = {
   notDelivered: 'not_delivered',
   claimed: 'claimed_by_another_attempt',
   cancelledByUser: 'cancelled_by_user',
+  /** A remote runner's mirror job, cancelled because its submitter cancelled the job. */
+  cancelledBySubmitter: 'cancelled_by_submitter',
 } as const;

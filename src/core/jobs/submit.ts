@@ -50,7 +50,7 @@ export function exitCodeOf(job: JobRecord): ExitCodeType {
     case 'timeout':
       return ExitCode.timeout;
     case 'cancelled':
-      return job.reason === REASONS.cancelledByUser ? ExitCode.failed : ExitCode.notDelivered;
+      return job.reason === REASONS.cancelledByUser || job.reason === REASONS.cancelledBySubmitter ? ExitCode.failed : ExitCode.notDelivered;
     case 'failed':
       return ExitCode.failed;
     default:

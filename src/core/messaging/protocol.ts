@@ -50,6 +50,8 @@ export const topics = {
   allEvents: (workspaceId: string) => `mam/${workspaceId}/jobs/+/events`,
   allStates: (workspaceId: string) => `mam/${workspaceId}/jobs/+/state`,
   dispatch: (runner: string) => `mam/remote/${runner}/dispatch`,
+  /** Where a submitter tells a runner that it cancelled a job the runner took. */
+  cancel: (runner: string) => `mam/remote/${runner}/cancel`,
   /** `mam/<ws>/jobs/<job>/<kind>` → its parts, or undefined for a foreign topic. */
   parse(topic: string): { workspaceId: string; jobId: string; kind: 'events' | 'state' } | undefined {
     const m = /^mam\/([^/]+)\/jobs\/([^/]+)\/(events|state)$/.exec(topic);

@@ -9,9 +9,10 @@ import type { ResolvedConfig } from '../config/settings';
 import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobRecord } from '../jobs/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
+import { resolveBroker, type BrokerEndpoint } from '../messaging/brokerEndpoint';
 import { uniqueClientId } from '../messaging/mqttClient';
 import { publishOnce } from '../messaging/quickPublish';
-import { dispatchSecretOf, dispatchTopics, MAX_TASK_BYTES, signedDispatch } from './dispatchMessage';
+import { cancelTopics, dispatchSecretOf, dispatchTopics, MAX_TASK_BYTES, signedCancel, signedDispatch } from './dispatchMessage';
 
 export interface RemoteDispatchInput {
   /** The registered job (state `registered`, owned by this attempt). */
@@ -106,4 +107,31 @@ export async function clearDispatch(engine: JobEngine, runner: string, jobId: st
   } catch (err) {
     engine.deps.logger.warn(`job ${jobId}: could not clear its retained dispatch to '${runner}': ${errorMessage(err)}`);
   }
+}
+
+/**
+ * Tells the runner that the job was cancelled here (`mam job cancel`): its retained dispatch is
+ * taken back, in case no runner took it yet, and a signed cancel is left for the runner, which
+ * cancels its mirror job and so frees its session. Never throws: the job is cancelled here
+ * whatever happens, and a runner that cannot be told is named in a warning.
+ */
+export async function cancelRemote(engine: JobEngine, runner: string, jobId: string): Promise<void> {
+  const { config, logger } = engine.deps;
+  try {
+    const endpoint = engine.endpoint ?? (await brokerIfRunning(engine));
+    const secret = dispatchSecretOf(config);
+    const cancel = signedCancel({ job_id: jobId, workspace_id: engine.workspaceId, runner }, secret);
+    await publishOnce(endpoint, uniqueClientId('cancel'), [
+      { topic: dispatchTopics.job(runner, jobId), payload: '', retain: true },
+      { topic: cancelTopics.job(runner, jobId), payload: JSON.stringify(cancel), retain: true },
+    ]);
+  } catch (err) {
+    logger.warn(`job ${jobId}: runner '${runner}' could not be told of the cancel (its agent finishes the turn): ${errorMessage(err)}`);
+  }
+}
+
+/** The broker a submit used, without starting one: if it is not running, no runner hears it either. */
+function brokerIfRunning(engine: JobEngine): Promise<BrokerEndpoint> {
+  const { controlPlane, config, env, logger } = engine.deps;
+  return resolveBroker({ workspace: controlPlane.workspace, config, env, start: false, logger });
 }

@@ -63,17 +63,27 @@ export const CLOCK_SKEW_MS = 60_000;
  * sent to a runner that is offline both wait for it (one shared retained topic would keep only
  * the last), and clearing one can never wipe another.
  */
-export const dispatchTopics = {
-  job: (runner: string, jobId: string) => `${topics.dispatch(runner)}/${jobId}`,
-  all: (runner: string) => `${topics.dispatch(runner)}/+`,
-  /** The job ID a dispatch topic of `runner` names, or undefined for any other topic. */
-  jobOf(runner: string, topic: string): string | undefined {
-    const prefix = `${topics.dispatch(runner)}/`;
-    if (!topic.startsWith(prefix)) return undefined;
-    const id = topic.slice(prefix.length);
-    return JOB_ID_PATTERN.test(id) ? id : undefined;
-  },
-};
+export const dispatchTopics = perJobTopics(topics.dispatch);
+
+/**
+ * Cancels go to `mam/remote/<runner>/cancel/<job-id>`, retained, so that a runner offline at the
+ * time still hears of it when it comes back; the runner clears each one it has acted on.
+ */
+export const cancelTopics = perJobTopics(topics.cancel);
+
+function perJobTopics(root: (runner: string) => string) {
+  return {
+    job: (runner: string, jobId: string) => `${root(runner)}/${jobId}`,
+    all: (runner: string) => `${root(runner)}/+`,
+    /** The job ID a topic of `runner` names, or undefined for any other topic. */
+    jobOf(runner: string, topic: string): string | undefined {
+      const prefix = `${root(runner)}/`;
+      if (!topic.startsWith(prefix)) return undefined;
+      const id = topic.slice(prefix.length);
+      return JOB_ID_PATTERN.test(id) ? id : undefined;
+    },
+  };
+}
 
 /** MAM_DISPATCH_SECRET (setting `mam.remote.dispatchSecret`); a usage error when missing or weak. */
 export function dispatchSecretOf(config: ResolvedConfig): string {
@@ -148,4 +158,52 @@ export function validateDispatch(raw: Record<string, unknown>): DispatchPayload 
   if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts) || Number.isNaN(Date.parse(raw.ts))) fail('ts must be an ISO-8601 UTC time');
   if (raw.sig !== undefined && typeof raw.sig !== 'string') fail('sig must be a string');
   return raw as unknown as DispatchPayload;
+}
+
+/**
+ * A submitter's word that it cancelled a job it sent to `runner`: the runner cancels its mirror of
+ * the job, which frees its session. Signed with the dispatch secret like the dispatch itself. A
+ * replay does nothing: a cancelled job stays cancelled, and job IDs are never reused.
+ */
+export interface CancelPayload {
+  v: 1;
+  job_id: string;
+  /** The submitter's workspace: only the workspace that sent a job can cancel it. */
+  workspace_id: string;
+  runner: string;
+  ts: string;
+  sig?: string;
+}
+
+export function signedCancel(fields: Omit<CancelPayload, 'v' | 'ts' | 'sig'>, secret: string): CancelPayload {
+  const payload: CancelPayload = { v: 1, ...fields, ts: new Date().toISOString() };
+  payload.sig = signatureOf(payload, secret);
+  return payload;
+}
+
+const CANCEL_FIELDS = new Set(['v', 'job_id', 'workspace_id', 'runner', 'ts', 'sig']);
+
+/** Reads a cancel that arrived on `topic` for `runner`: size, JSON, schema, topic, signature. Throws RefusedDispatch. */
+export function readCancel(bytes: Buffer, topic: string, runner: string, secret: string): CancelPayload {
+  const topicJob = cancelTopics.jobOf(runner, topic);
+  if (topicJob === undefined) throw new RefusedDispatch('wrong_topic', `cancels for ${runner} go to ${cancelTopics.job(runner, '<job-id>')}, not ${topic}`);
+  let raw: Record<string, unknown>;
+  try {
+    raw = parseUntrusted(bytes);
+  } catch (err) {
+    if (err instanceof RejectedMessage) throw new RefusedDispatch(err.reason, err.message);
+    throw err;
+  }
+  const fail = (why: string): never => {
+    throw new RefusedDispatch('schema', why);
+  };
+  for (const key of Object.keys(raw)) if (!CANCEL_FIELDS.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
+  if (raw.v !== 1) fail('v must be 1');
+  if (raw.job_id !== topicJob) fail(`a cancel on the topic of job ${topicJob} must name that job`);
+  if (typeof raw.workspace_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(raw.workspace_id)) fail('workspace_id is not a workspace ID');
+  if (raw.runner !== runner) fail(`a cancel on the topic of '${runner}' must name that runner`);
+  if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts)) fail('ts must be an ISO-8601 UTC time');
+  if (raw.sig === undefined) throw new RefusedDispatch('missing_signature', `unsigned cancel of job ${topicJob}`);
+  if (!verifySignature(raw, secret)) throw new RefusedDispatch('bad_signature', `bad signature on the cancel of job ${topicJob} (is MAM_DISPATCH_SECRET the same on both hosts?)`);
+  return raw as unknown as CancelPayload;
 }

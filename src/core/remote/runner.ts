@@ -20,7 +20,7 @@ import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
 import { topics, type EventPayload } from '../messaging/protocol';
 import { publishJobEvent } from '../messaging/publisher';
-import { dispatchSecretOf, dispatchTopics, expiresAt, readDispatch, RefusedDispatch, type DispatchPayload, type Refusal } from './dispatchMessage';
+import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
 import { SeenDispatches } from './seenDispatches';
 
 export interface RemoteRunnerOptions {
@@ -43,6 +43,8 @@ export interface MirrorOrigin {
 }
 
 export interface RefusalNotice {
+  /** What was refused: a dispatch, or a cancel of one. */
+  kind: 'dispatch' | 'cancel';
   topic: string;
   jobId?: string;
   reason: Refusal;
@@ -53,7 +55,7 @@ export class RemoteRunner extends DisposableBase {
   private readonly refused = this._register(new Emitter<RefusalNotice>());
   private readonly accepted = this._register(new Emitter<{ job: JobRecord; from: string }>());
   private readonly finished = this._register(new Emitter<JobRecord>());
-  /** A dispatch was refused (never run); the message says why. */
+  /** A dispatch or a cancel was refused (nothing done); the message says why. */
   readonly onDidRefuse = this.refused.event;
   /** A dispatch was taken: its mirror job is registered and about to be delivered. */
   readonly onDidAccept = this.accepted.event;
@@ -106,7 +108,11 @@ export class RemoteRunner extends DisposableBase {
       this.intake = this.intake.then(() => this.take(topic, payload)).catch((err: unknown) => logger.error(`runner ${this.name}: ${errorMessage(err)}`));
     });
     for (const job of controlPlane.jobs.list().jobs) if (this.originOf(job) && !isTerminal(job.state)) this.relay(job.id);
-    await client.subscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)], { qos: 1 });
+    await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
+  }
+
+  private get dispatchFilters(): string[] {
+    return [topics.dispatch(this.name), dispatchTopics.all(this.name)];
   }
 
   /** The topic filter it listens on, for messages to the user. */
@@ -122,7 +128,7 @@ export class RemoteRunner extends DisposableBase {
    */
   async stop(): Promise<JobRecord[]> {
     this.closed = true;
-    await this.client?.unsubscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)]).catch(() => undefined);
+    await this.client?.unsubscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)]).catch(() => undefined);
     await this.intake;
     const { controlPlane } = this.options.engine.deps;
     const mine = () => controlPlane.jobs.list().jobs.filter((j) => this.originOf(j) && !isTerminal(j.state) && j.owner?.token === this.owner.token);
@@ -138,8 +144,10 @@ export class RemoteRunner extends DisposableBase {
 
   /** Checks one dispatch message and, if it passes, runs it. */
   private async take(topic: string, bytes: Buffer): Promise<void> {
-    // An empty payload is a retained dispatch being cleared (by us or its submitter), not a dispatch.
-    if (bytes.length === 0 || this.closed) return;
+    // An empty payload is a retained message being cleared (by us or its submitter), not a message.
+    if (bytes.length === 0) return;
+    if (cancelTopics.jobOf(this.name, topic) !== undefined) return this.takeCancel(topic, bytes);
+    if (this.closed) return;
     let d: DispatchPayload;
     try {
       d = readDispatch(bytes, topic, this.name, this.secret);
@@ -147,23 +155,48 @@ export class RemoteRunner extends DisposableBase {
       if (!(err instanceof RefusedDispatch)) throw err;
       // Only an authentic dispatch is cleared: a forged one does not get to make us act.
       if (err.reason === 'expired') await this.clear(topic);
-      return this.refuse(topic, dispatchTopics.jobOf(this.name, topic), err);
+      return this.refuse('dispatch', topic, dispatchTopics.jobOf(this.name, topic), err);
     }
     const { controlPlane } = this.options.engine.deps;
     if (!(await this.seen.remember(d, expiresAt(d)))) {
       await this.clear(topic);
-      return this.refuse(topic, d.job_id, new RefusedDispatch('replay', `the dispatch of job ${d.job_id} was taken before: a replay`));
+      return this.refuse('dispatch', topic, d.job_id, new RefusedDispatch('replay', `the dispatch of job ${d.job_id} was taken before: a replay`));
     }
     await this.clear(topic);
-    if (controlPlane.jobs.get(d.job_id)) return this.refuse(topic, d.job_id, new RefusedDispatch('replay', `job ${d.job_id} already exists in this workspace (a replay, or the runner runs in the submitter's own workspace)`));
+    if (controlPlane.jobs.get(d.job_id)) return this.refuse('dispatch', topic, d.job_id, new RefusedDispatch('replay', `job ${d.job_id} already exists in this workspace (a replay, or the runner runs in the submitter's own workspace)`));
     if (this.options.once) {
       // One job only: leave every other dispatch on the broker for the next runner.
       this.closed = true;
-      void this.client?.unsubscribeAsync([topics.dispatch(this.name), dispatchTopics.all(this.name)]).catch(() => undefined);
+      void this.client?.unsubscribeAsync(this.dispatchFilters).catch(() => undefined);
     }
     const job = await this.registerMirror(d);
     this.accepted.fire({ job, from: d.workspace_id });
     this.track(this.deliver(job));
+  }
+
+  /**
+   * A submitter cancelled a job it sent here: its mirror is cancelled too, which frees the session
+   * (the agent finishes its turn; its later events are kept as late). Only the workspace that sent
+   * the job can cancel it. An authentic cancel is cleared once read, whether or not the job is
+   * known here: a runner that never took the job has nothing to do.
+   */
+  private async takeCancel(topic: string, bytes: Buffer): Promise<void> {
+    let c: CancelPayload;
+    try {
+      c = readCancel(bytes, topic, this.name, this.secret);
+    } catch (err) {
+      if (!(err instanceof RefusedDispatch)) throw err;
+      return this.refuse('cancel', topic, cancelTopics.jobOf(this.name, topic), err);
+    }
+    const { engine } = this.options;
+    const job = engine.deps.controlPlane.jobs.get(c.job_id);
+    const origin = job && this.originOf(job);
+    if (job && origin && origin.workspace_id !== c.workspace_id) {
+      return this.refuse('cancel', topic, c.job_id, new RefusedDispatch('wrong_topic', `workspace ${c.workspace_id} did not send job ${c.job_id}; ${origin.workspace_id} did`));
+    }
+    await this.clear(topic);
+    if (!job || !origin || isTerminal(job.state)) return;
+    await engine.ledger.transition(job.id, 'cancelled', REASONS.cancelledBySubmitter, { when: (j) => !isTerminal(j.state), note: `cancelled by its submitter (workspace ${c.workspace_id})` });
   }
 
   private async registerMirror(d: DispatchPayload): Promise<JobRecord> {
@@ -222,7 +255,9 @@ export class RemoteRunner extends DisposableBase {
     const outbox = new JobOutbox(engine.deps.controlPlane.paths.jobDir(jobId));
     let events = outbox.events();
     const endedByAgent = job.state === 'completed' || (job.state === 'failed' && job.reason === 'agent_error');
-    if (isTerminal(job.state) && !endedByAgent && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
+    // Its submitter, which cancelled it, needs no word of the end it asked for.
+    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter;
+    if (isTerminal(job.state) && !endedByAgent && !endedBySubmitter && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
       this.errorPublished.add(jobId);
       await publishJobEvent({
         workspace: engine.deps.controlPlane.workspace,
@@ -247,7 +282,7 @@ export class RemoteRunner extends DisposableBase {
         engine.deps.logger.warn(`runner ${this.name}: job ${jobId}: event seq ${pending[i]!.seq} not relayed: ${errorMessage(r.reason)}`);
       }
     });
-    if (isTerminal(job.state) && !this.done.has(jobId) && events.some((p) => isFinal(p) && sent.has(p.seq))) {
+    if (isTerminal(job.state) && !this.done.has(jobId) && (endedBySubmitter || events.some((p) => isFinal(p) && sent.has(p.seq)))) {
       this.done.add(jobId);
       this.finished.fire(job);
     }
@@ -257,12 +292,12 @@ export class RemoteRunner extends DisposableBase {
     try {
       await this.client!.publishAsync(topic, '', { qos: 1, retain: true });
     } catch (err) {
-      this.options.engine.deps.logger.warn(`runner ${this.name}: could not clear the retained dispatch on ${topic}: ${errorMessage(err)}`);
+      this.options.engine.deps.logger.warn(`runner ${this.name}: could not clear the retained message on ${topic}: ${errorMessage(err)}`);
     }
   }
 
-  private refuse(topic: string, jobId: string | undefined, err: RefusedDispatch): void {
-    this.refused.fire({ topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
+  private refuse(kind: RefusalNotice['kind'], topic: string, jobId: string | undefined, err: RefusedDispatch): void {
+    this.refused.fire({ kind, topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
   }
 
   private originOf(job: JobRecord): MirrorOrigin | undefined {
