@@ -71,6 +71,8 @@ export const dispatchTopics = perJobTopics(topics.dispatch);
  */
 export const cancelTopics = perJobTopics(topics.cancel);
 
+type PerJobTopics = ReturnType<typeof perJobTopics>;
+
 function perJobTopics(root: (runner: string) => string) {
   return {
     job: (runner: string, jobId: string) => `${root(runner)}/${jobId}`,
@@ -110,15 +112,7 @@ export function expiresAt(d: DispatchPayload): number {
  * topic, signature (constant time), age. Throws RefusedDispatch; replays are the caller's check.
  */
 export function readDispatch(bytes: Buffer, topic: string, runner: string, secret: string, now = Date.now()): DispatchPayload {
-  const topicJob = dispatchTopics.jobOf(runner, topic);
-  if (topicJob === undefined) throw new RefusedDispatch('wrong_topic', `dispatches to ${runner} go to ${dispatchTopics.job(runner, '<job-id>')}, not ${topic}`);
-  let raw: Record<string, unknown>;
-  try {
-    raw = parseUntrusted(bytes);
-  } catch (err) {
-    if (err instanceof RejectedMessage) throw new RefusedDispatch(err.reason, err.message);
-    throw err;
-  }
+  const { topicJob, raw } = parseRemote(bytes, topic, runner, dispatchTopics, 'dispatches');
   const d = validateDispatch(raw);
   if (d.job_id !== topicJob) throw new RefusedDispatch('wrong_topic', `dispatch of job ${d.job_id} on the topic of job ${topicJob}`);
   if (d.runner !== runner) throw new RefusedDispatch('wrong_topic', `dispatch for runner '${d.runner}' on the topic of '${runner}'`);
@@ -185,15 +179,7 @@ const CANCEL_FIELDS = new Set(['v', 'job_id', 'workspace_id', 'runner', 'ts', 's
 
 /** Reads a cancel that arrived on `topic` for `runner`: size, JSON, schema, topic, signature. Throws RefusedDispatch. */
 export function readCancel(bytes: Buffer, topic: string, runner: string, secret: string): CancelPayload {
-  const topicJob = cancelTopics.jobOf(runner, topic);
-  if (topicJob === undefined) throw new RefusedDispatch('wrong_topic', `cancels for ${runner} go to ${cancelTopics.job(runner, '<job-id>')}, not ${topic}`);
-  let raw: Record<string, unknown>;
-  try {
-    raw = parseUntrusted(bytes);
-  } catch (err) {
-    if (err instanceof RejectedMessage) throw new RefusedDispatch(err.reason, err.message);
-    throw err;
-  }
+  const { topicJob, raw } = parseRemote(bytes, topic, runner, cancelTopics, 'cancels');
   const fail = (why: string): never => {
     throw new RefusedDispatch('schema', why);
   };
@@ -206,4 +192,16 @@ export function readCancel(bytes: Buffer, topic: string, runner: string, secret:
   if (raw.sig === undefined) throw new RefusedDispatch('missing_signature', `unsigned cancel of job ${topicJob}`);
   if (!verifySignature(raw, secret)) throw new RefusedDispatch('bad_signature', `bad signature on the cancel of job ${topicJob} (is MAM_DISPATCH_SECRET the same on both hosts?)`);
   return raw as unknown as CancelPayload;
+}
+
+/** The job a message's topic names, and the message parsed as untrusted JSON (size, syntax, forbidden keys). */
+function parseRemote(bytes: Buffer, topic: string, runner: string, kind: PerJobTopics, what: string): { topicJob: string; raw: Record<string, unknown> } {
+  const topicJob = kind.jobOf(runner, topic);
+  if (topicJob === undefined) throw new RefusedDispatch('wrong_topic', `${what} for ${runner} go to ${kind.job(runner, '<job-id>')}, not ${topic}`);
+  try {
+    return { topicJob, raw: parseUntrusted(bytes) };
+  } catch (err) {
+    if (err instanceof RejectedMessage) throw new RefusedDispatch(err.reason, err.message);
+    throw err;
+  }
 }
