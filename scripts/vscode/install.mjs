@@ -54,6 +54,22 @@ export function codeServerInstalled() {
   return INSTALLED_FILES.every((f) => fs.existsSync(path.join(CODE_SERVER_PKG, f)));
 }
 
+/**
+ * Installs a VSIX the way `code --install-extension` does, with code-server's own CLI (offline:
+ * the file is local), into `extensionsDir`, and returns the folder the extension was unpacked to.
+ */
+export function installVsix(vsix, extensionsDir, scratchDir) {
+  fs.mkdirSync(extensionsDir, { recursive: true });
+  const r = spawnSync(process.execPath, [path.join(CODE_SERVER_PKG, 'out/node/entry.js'), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--user-data-dir', path.join(scratchDir, 'user-data')], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: scratchDir, XDG_CONFIG_HOME: path.join(scratchDir, 'config'), XDG_DATA_HOME: path.join(scratchDir, 'data') },
+  });
+  const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+  const folder = path.join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`.toLowerCase());
+  if (r.status !== 0 || !fs.existsSync(path.join(folder, 'package.json'))) throw new Error(`installing ${vsix} failed (${r.status}): ${r.stdout}${r.stderr}`.trim());
+  return folder;
+}
+
 /** The project's playwright-core, or undefined when `npm ci` has not installed it. */
 export function resolvePlaywright() {
   try {

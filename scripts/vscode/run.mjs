@@ -25,6 +25,9 @@
  *     --webview-shot F     then wait for a webview whose content matches --webview-selector (default
  *                          `body *`) in the page's nested frames, print its text, screenshot to F
  *
+ *     --vsix FILE          run this packaged extension, installed into the run's extensions folder as
+ *                          `code --install-extension` would, instead of the repository under development
+ *
  *   Both:
  *     --workspace DIR      the folder to open (default: a new temp folder holding an empty .mam/)
  *     --env-file F         a JSON object of extra environment variables for the server, and so for
@@ -56,7 +59,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, resolvePlaywright } from './install.mjs';
+import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
 import { expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
 
@@ -96,6 +99,7 @@ function options() {
         'env-file': { type: 'string' },
         trust: { type: 'boolean', default: false },
         keep: { type: 'boolean', default: false },
+        vsix: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     });
@@ -120,6 +124,8 @@ function options() {
       throw new HarnessError(`${values['env-file']} must hold a JSON object of strings`, EXIT.usage);
     }
   }
+  if (values.vsix && mode !== 'ui') throw new HarnessError('--vsix is for ui mode: extension tests run the repository under development', EXIT.usage);
+  if (values.vsix && !fs.existsSync(values.vsix)) throw new HarnessError(`--vsix ${values.vsix} does not exist (npm run package makes one)`, EXIT.usage);
   const tests = values.tests && path.resolve(values.tests);
   if (tests && !fs.existsSync(tests)) throw new HarnessError(`${tests} does not exist (build the tests first: node scripts/vscode/build-tests.mjs)`, EXIT.usage);
   return { mode, ...values, tests, timeoutMs: timeoutS * 1000, extraEnv };
@@ -198,6 +204,7 @@ class Run {
   }
 
   async startServer() {
+    if (this.opts.vsix) log(`installed ${this.opts.vsix} as ${path.basename(installVsix(path.resolve(this.opts.vsix), path.join(this.dir, 'extensions'), path.join(this.dir, 'vsix-install')))}`);
     const args = [
       path.join(CODE_SERVER_PKG, 'out/node/entry.js'),
       // Port 0: the server binds a free port itself and logs it. Picking one for it would leave a
@@ -260,7 +267,7 @@ class Run {
 
   url(withTests) {
     const remote = (p) => `vscode-remote://127.0.0.1:${this.port}${p}`;
-    const payload = [['extensionDevelopmentPath', remote(REPO_ROOT)]];
+    const payload = this.opts.vsix ? [] : [['extensionDevelopmentPath', remote(REPO_ROOT)]];
     if (withTests) payload.push(['extensionTestsPath', remote(this.opts.tests.replace(/\.js$/, ''))]);
     return `http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   }
@@ -414,7 +421,7 @@ async function main() {
     if (!codeServerInstalled() || !resolvePlaywright() || !fs.existsSync(CHROMIUM)) {
       throw new HarnessError('code-server, playwright-core or chromium is missing: run node scripts/vscode/install.mjs');
     }
-    if (!fs.existsSync(path.join(REPO_ROOT, 'dist/extension.js'))) throw new HarnessError('dist/extension.js is missing: run npm run build');
+    if (!opts.vsix && !fs.existsSync(path.join(REPO_ROOT, 'dist/extension.js'))) throw new HarnessError('dist/extension.js is missing: run npm run build');
     for (const shot of [opts.shot, opts['webview-shot']]) if (shot) fs.mkdirSync(path.dirname(path.resolve(shot)), { recursive: true });
     sweepAbandonedRuns();
     run = new Run(opts);

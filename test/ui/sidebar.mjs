@@ -4,15 +4,18 @@
 // eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; report.png, the review
 // report webview of a loop with its timeline; untrusted.png for a workspace that is not trusted).
 //
+// It runs what a user installs: the VSIX that `npm run package` makes, installed as `code
+// --install-extension` does, and the `mam` CLI from inside it — no node_modules next to it.
+//
 //   node test/ui/sidebar.mjs
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installVsix } from '../../scripts/vscode/install.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'dist/cli.js');
 const FAKE = path.join(ROOT, 'test/fixtures/fake-agent.js');
 const OUT = path.join(ROOT, 'test-output');
 fs.mkdirSync(OUT, { recursive: true });
@@ -22,6 +25,17 @@ const ws = path.join(base, 'my-project');
 const home = path.join(base, 'home');
 const tmuxDir = path.join(base, 'tmux');
 for (const d of [ws, home, tmuxDir]) fs.mkdirSync(d, { recursive: true });
+const vsix = path.join(base, 'multi-agent-mux.vsix');
+let CLI;
+try {
+  const packaged = spawnSync(path.join(ROOT, 'node_modules/.bin/vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
+  if (packaged.status !== 0) throw new Error(`vsce package failed (${packaged.status}): ${packaged.stdout}${packaged.stderr}`);
+  CLI = path.join(installVsix(vsix, path.join(base, 'extensions'), path.join(base, 'vsix-install')), 'dist/cli.js');
+} catch (err) {
+  console.error(`[ui] ${err.message}`);
+  fs.rmSync(base, { recursive: true, force: true });
+  process.exit(3);
+}
 const GIT_ENV = { GIT_AUTHOR_NAME: 'Demo', GIT_AUTHOR_EMAIL: 'demo@example.invalid', GIT_COMMITTER_NAME: 'Demo', GIT_COMMITTER_EMAIL: 'demo@example.invalid' };
 const env = { ...process.env, ...GIT_ENV, HOME: home, TMUX_TMPDIR: tmuxDir, MAM_TMUX_SERVER: `mam-ui-${process.pid}`, MAM_START_TIMEOUT_S: '20' };
 execFileSync('git', ['init', '-q', ws]);
@@ -56,7 +70,7 @@ try {
   agent('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
   mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
 
-  code = run('ui', '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
+  code = run('ui', '--vsix', vsix, '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
     '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1',
     '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
     '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input',
@@ -67,7 +81,7 @@ try {
     // An untrusted workspace: nothing is started, and the view says why.
     const untrusted = path.join(base, 'untrusted');
     fs.mkdirSync(path.join(untrusted, '.mam'), { recursive: true });
-    code = run('ui', '--trust', '--workspace', untrusted, '--env-file', envFile, '--open-view', 'mam', '--expect', 'not trusted', '--shot', path.join(OUT, 'untrusted.png'));
+    code = run('ui', '--vsix', vsix, '--trust', '--workspace', untrusted, '--env-file', envFile, '--open-view', 'mam', '--expect', 'not trusted', '--shot', path.join(OUT, 'untrusted.png'));
   }
 } finally {
   for (const job of JSON.parse(mam('job', 'list', '--json').stdout)) if (['registered', 'dispatched', 'started'].includes(job.state)) mam('job', 'cancel', job.id);
