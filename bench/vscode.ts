@@ -18,7 +18,9 @@ export function benchVscode(root: string): Row[] {
     for (const line of r.stdout.split('\n')) {
       const m = /\[mam-bench\] (\{.*\})/.exec(line);
       if (!m) continue;
-      const { name, ms } = JSON.parse(m[1]!) as { name: string; ms: number };
+      const { name, ms, rendered } = JSON.parse(m[1]!) as { name: string; ms: number; rendered?: number };
+      // A figure for fewer rows than asked would flatter: refuse it.
+      if (rendered !== undefined && rendered !== 1000) throw new Error(`${name}: rendered ${rendered} jobs, not 1,000`);
       const row = rows.find((x) => x.name === name);
       if (row) (row as Row & { samples: number[] }).samples.push(ms);
       else rows.push({ name, p50: 0, samples: [ms] } as Row & { samples: number[] });
