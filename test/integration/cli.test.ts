@@ -168,6 +168,7 @@ describe('mam CLI', function () {
     assert.match(ok.stdout, /✓ tmux\s+tmux \d/);
     assert.match(ok.stdout, /✓ git\s+git version/);
     assert.match(ok.stdout, /✓ broker\s+embedded broker/);
+    assert.match(ok.stdout, /^No problems found(, \d+ warnings?)?\.$/m);
 
     // A PATH without tmux, and a .mam.env naming a CA file that does not exist.
     const bin = tempDir('bin');
@@ -183,6 +184,9 @@ describe('mam CLI', function () {
     const broker = report.checks.find((c) => c.name === 'broker')!;
     assert.equal(broker.ok, false);
     assert.match(broker.detail, /MQTT_CA names \/nonexistent\/ca\.pem, which does not exist/);
+    const problems = report.checks.filter((c) => !c.ok).length;
+    const text = await mam(['doctor'], { cwd: ws, env: { PATH: bin } });
+    assert.match(text.stdout, new RegExp(`^${problems} problems found(, \\d+ warnings?)?\\.$`, 'm'));
   });
 });
 

@@ -18,7 +18,9 @@ export const doctorCommand: Command = {
         ctx.out(`${mark} ${c.name.padEnd(10)} ${c.detail}`);
         if (c.fix && (!c.ok || c.warning)) ctx.out(`  ${' '.repeat(10)} → ${c.fix}`);
       }
-      ctx.out(problems.length === 0 ? 'No problems found.' : `${problems.length} problem(s) found.`);
+      const warnings = checks.filter((c) => c.ok && c.warning).length;
+      const also = warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`;
+      ctx.out(problems.length === 0 ? `No problems found${also}.` : `${problems.length} problem${problems.length === 1 ? '' : 's'} found${also}.`);
     }
     return problems.length === 0 ? 0 : 1;
   },
