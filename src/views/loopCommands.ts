@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LoopState } from '../core/loop/loopState';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { pickFolder, reportErrors } from './picks';
@@ -67,7 +66,7 @@ async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: bool
   const request = args ?? (await askLoop(fe, reviewOnly));
   if (!request) return;
   const title = reviewOnly ? 'MAM: review' : 'MAM: review loop';
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
     let loopId: string | undefined;
     const sub = fe.engine.onDidChangeLoop(({ loop }) => {
       if (!loopId) {
@@ -89,13 +88,7 @@ async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: bool
       sub.dispose();
     }
   });
-  announce(fe, result);
-}
-
-function announce(fe: FolderEngine, loop: LoopState): void {
-  const open = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.openReport, { folderIndex: fe.folder.index, loopId: loop.id });
-  if (loop.status === 'passed') void vscode.window.showInformationMessage(`MAM: every reviewer passed “${loop.task.split('\n')[0]}” in round ${loop.rounds.at(-1)?.n}.`, 'Open Report').then(open);
-  else void vscode.window.showWarningMessage(`MAM: the loop ended ${loop.status}${loop.reason ? `: ${loop.reason}` : ''}.`, 'Open Report').then(open);
+  // The Notifier announces how it ended, as it does for loops run anywhere else.
 }
 
 /** Creator, reviewers (or all of them), planner, and the task from an input box or the selection. */

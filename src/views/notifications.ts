@@ -6,15 +6,34 @@ import { DisposableBase } from './lifecycle';
 
 /**
  * Tells the user what needs them: an agent asking for permission (with Attach), a job that failed
- * or timed out (with Show Log), and — unless turned off — completions. Only changes seen live
- * here are announced, never the backlog a window finds when it opens.
+ * or timed out (with Show Log), a review loop that ended (with Open Report), wherever it ran — this
+ * window, `mam loop` in a terminal, an orchestrating agent — and, unless turned off, completions.
+ * Only changes seen live here are announced, never the backlog a window finds when it opens.
  */
 export class Notifier extends DisposableBase {
   /** What was shown, newest last (the extension-host tests read it). */
-  readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed'; jobId: string; message: string }> = [];
+  readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed' | 'loop'; jobId?: string; loopId?: string; message: string }> = [];
+  /** Loops seen running in this window, by folder and ID: each is announced once, when it ends. */
+  private readonly running = new Set<string>();
 
   constructor(host: EngineHost) {
     super();
+    this._register(host.onDidChangeLoop(({ folder, loopId }) => {
+      const loop = host.byFolderIndex(folder.index)?.engine.loop(loopId);
+      const key = `${folder.index}/${loopId}`;
+      if (!loop) return;
+      if (loop.status === 'running') return void this.running.add(key);
+      if (!this.running.delete(key) || loop.status === 'cancelled') return;
+      const task = `“${loop.task.split('\n')[0]}”`;
+      const message =
+        loop.status === 'passed'
+          ? `MAM: every reviewer passed ${task} in round ${loop.rounds.at(-1)?.n}.`
+          : `MAM: the review loop of ${task} ended ${loop.status}${loop.reason ? `: ${loop.reason}` : ''}.`;
+      this.shown.push({ kind: 'loop', loopId, message });
+      const open = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.openReport, { folderIndex: folder.index, loopId });
+      if (loop.status === 'passed') void vscode.window.showInformationMessage(message, 'Open Report').then(open);
+      else void vscode.window.showWarningMessage(message, 'Open Report').then(open);
+    }));
     this._register(host.onDidApplyEvent(({ folder, job, payload, late }) => {
       if (late || payload.event !== 'permission_required') return;
       const message = `MAM: ${job.target?.name ?? job.session} needs permission${payload.detail ? `: ${payload.detail}` : ''}`;

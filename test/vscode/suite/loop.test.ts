@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import type { LoopsNode } from '../../../src/views/loopsTree';
 import { waitFor } from '../waitFor';
-import { cleanUp, fakeAgentCommand, mamApi } from './support';
+import { cleanUp, fakeAgentCommand, mamApi, REPO_ROOT } from './support';
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.invalid' };
 
@@ -40,6 +40,8 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const loop = engine().listLoops()[0]!;
     assert.equal(loop.status, 'passed');
     assert.deepEqual(loop.rounds.map((r) => r.status), ['not_passed', 'passed']);
+    const told = await waitFor('the loop result notification', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loop.id));
+    assert.equal(told.message, 'MAM: every reviewer passed “Make the start stronger” in round 2.');
 
     const loops = (await api.loops.getChildren()) as LoopsNode[];
     assert.ok(loops.some((n) => n.kind === 'loop' && n.loopId === loop.id));
@@ -71,5 +73,17 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const left = await vscode.workspace.openTextDocument(input.original);
     assert.equal(left.getText(), 'the start\n');
     assert.equal(right.getText(), 'the start\nimplement\nfix r1\n');
+  });
+
+  it('announces a loop run by the mam CLI outside the window when it ends', async () => {
+    const before = new Set(engine().listLoops().map((l) => l.id));
+    const workspace = api.host.current[0]!.folder.uri.fsPath;
+    const cli = [path.join(REPO_ROOT, 'dist/cli.js'), 'loop', '--workspace', workspace, '--task', 'Say it again', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer', '--worktree', repo];
+    // Not execFileSync: the extension host must go on running while the loop does.
+    const exit = await new Promise<number>((resolve) => execFile(process.execPath, cli, { env: { ...process.env, ...GIT_ENV } }, (err) => resolve(err ? Number((err as { code?: unknown }).code ?? 1) : 0)));
+    assert.equal(exit, 0);
+    const loop = engine().listLoops().find((l) => !before.has(l.id))!;
+    const told = await waitFor('the notification of the CLI loop', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loop.id));
+    assert.equal(told.message, 'MAM: every reviewer passed “Say it again” in round 1.');
   });
 });
