@@ -195,6 +195,24 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
     assert.equal((await b.run(['job', 'cancel', JSON.parse(local.stdout).id])).exitCode, 0);
   });
 
+  it('remote:R/S picks the session on the runner\'s host when the runner has no --session of its own → 0', async () => {
+    broker = await shareBroker('embedded', a, b);
+    await b.agent('S', 'instant');
+    const r = runner(['--once']);
+    await r.waitFor(/listening on/);
+    const sub = await a.run(['job', 'submit', '--session', 'remote:R/S', '--prompt', 'Fix the typo in README', '--json'], { MAM_DISPATCH_SECRET: SECRET });
+    assert.equal(sub.exitCode, 0, `${sub.stderr}\nrunner:\n${r.stdout}\n${r.stderr}`);
+    const job = JSON.parse(sub.stdout);
+    assert.deepEqual([job.state, job.session, job.target], ['completed', 'remote:R/S', { kind: 'remote', name: 'R' }]);
+    assert.equal(b.controlPlane.jobs.get(job.id)!.target?.name, 'S');
+    assert.equal(await r.exited, 0);
+    for (const bad of ['remote:R/', 'remote:R/S/T', 'remote:/S', 'remote:R/bad name']) {
+      const refused = await a.run(['job', 'submit', '--session', bad, '--prompt', 'x'], { MAM_DISPATCH_SECRET: SECRET });
+      assert.equal(refused.exitCode, 64, `${bad}: ${refused.stderr}`);
+      assert.match(refused.stderr, /^mam: --session remote:[^\n]*$/);
+    }
+  });
+
   it('a job its submitter cancels is cancelled on the runner too, which frees the session; forged cancels change nothing', async () => {
     broker = await shareBroker('embedded', a, b);
     await b.agent('S', 'heartbeats,instant');

@@ -9,7 +9,7 @@ const submit: Command = {
   path: ['job', 'submit'],
   summary: 'delegate a job to a session and wait for its outcome',
   options: {
-    session: { kind: 'string', value: 'TARGET', required: true, description: 'NAME, tmux:NAME, herdr:NAME or remote:NAME' },
+    session: { kind: 'string', value: 'TARGET', required: true, description: 'NAME, tmux:NAME, herdr:NAME, remote:RUNNER or remote:RUNNER/SESSION' },
     prompt: { kind: 'string', value: 'TEXT', description: 'the task (or use --brief)' },
     brief: { kind: 'string', value: 'FILE', description: 'a file holding the task (any language, any length)' },
     role: { kind: 'string', value: 'ROLE', description: 'the role the agent plays in this job (worker, reviewer, …)' },

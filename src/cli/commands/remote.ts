@@ -12,7 +12,7 @@ const run: Command = {
   summary: 'take jobs sent to remote:NAME from the shared broker and run them in a local session',
   options: {
     name: { kind: 'string', value: 'NAME', required: true, description: 'the runner name submitters use: --session remote:NAME' },
-    session: { kind: 'string', value: 'SESSION', description: 'the local session every job goes to (default: the one the dispatch names)' },
+    session: { kind: 'string', value: 'SESSION', description: 'the local session every job goes to (default: the one the submitter names, remote:NAME/SESSION)' },
     once: { kind: 'boolean', description: 'take one job, exit when it has ended (exit status as for job submit)' },
   },
   details: [

@@ -49,7 +49,7 @@ export interface JobOwner {
  */
 export interface JobRecord {
   id: string;
-  /** The target as the user named it: `NAME`, `tmux:NAME`, `herdr:NAME` or `remote:NAME`. */
+  /** The target as the user named it: `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER[/SESSION]`. */
   session: string;
   type: JobType;
   role: string | null;

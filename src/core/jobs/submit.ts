@@ -16,7 +16,7 @@ import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers, type JobType } f
 import { REASONS } from './lifecycle';
 
 export interface SubmitRequest {
-  /** `NAME`, `tmux:NAME`, `herdr:NAME` or `remote:NAME`. */
+  /** `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER` or `remote:RUNNER/SESSION`. */
   session: string;
   prompt?: string;
   briefFile?: string;
@@ -59,13 +59,22 @@ export function exitCodeOf(job: JobRecord): ExitCodeType {
 }
 
 /** Parses the `--session` target of `mam job submit`. */
-export function parseTarget(target: string): { kind: 'local' | 'remote'; mux?: 'tmux' | 'herdr'; name: string } {
+/**
+ * `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER`, or `remote:RUNNER/SESSION` (a session on the
+ * runner's host; a runner started with its own `--session` uses that one whatever the dispatch says).
+ */
+export function parseTarget(target: string): { kind: 'local' | 'remote'; mux?: 'tmux' | 'herdr'; name: string; session?: string } {
   const m = /^(?:(tmux|herdr|remote):)?(.*)$/s.exec(target)!;
-  const name = m[2]!;
-  const problem = nameProblem(name, 'session name');
-  if (problem) throw new UsageError(`--session ${printable(target, 60)}: ${problem}`);
-  if (m[1] === 'remote') return { kind: 'remote', name };
-  return { kind: 'local', ...(m[1] ? { mux: m[1] as 'tmux' | 'herdr' } : {}), name };
+  const [name, session, ...extra] = m[1] === 'remote' ? m[2]!.split('/') : [m[2]!];
+  const check = (value: string, what: string): void => {
+    const problem = nameProblem(value, what);
+    if (problem) throw new UsageError(`--session ${printable(target, 60)}: ${problem}`);
+  };
+  check(name!, m[1] === 'remote' ? 'runner name' : 'session name');
+  if (m[1] !== 'remote') return { kind: 'local', ...(m[1] ? { mux: m[1] as 'tmux' | 'herdr' } : {}), name: name! };
+  if (extra.length > 0) throw new UsageError(`--session ${printable(target, 60)}: use remote:RUNNER or remote:RUNNER/SESSION`);
+  if (session !== undefined) check(session, 'session name');
+  return { kind: 'remote', name: name!, ...(session !== undefined ? { session } : {}) };
 }
 
 /**
@@ -116,7 +125,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   writeBrief({ job, task, cliPath: engine.deps.cliPath, workspace: controlPlane.workspace, heartbeatS, ...(req.appendix ? { appendix: req.appendix } : {}) }, briefPath);
 
   if (target.kind === 'remote') {
-    const sent = await dispatchRemote(engine, { job, runner: target.name, task, token, ownerToken: owner.token, ...(req.appendix ? { appendix: req.appendix } : {}) });
+    const sent = await dispatchRemote(engine, { job, runner: target.name, task, token, ownerToken: owner.token, ...(target.session ? { session: target.session } : {}), ...(req.appendix ? { appendix: req.appendix } : {}) });
     if (!sent.delivered) return finish(engine, sent.job, sent.claimedElsewhere);
     job = sent.job;
   } else {

@@ -223,7 +223,7 @@ export class RemoteRunner extends DisposableBase {
   private async deliver(job: JobRecord): Promise<void> {
     const { engine } = this.options;
     if (!job.target) {
-      await engine.ledger.transition(job.id, 'cancelled', REASONS.targetNotFound, { note: `runner '${this.name}' has no --session and the dispatch names none` });
+      await engine.ledger.transition(job.id, 'cancelled', REASONS.targetNotFound, { note: `runner '${this.name}' has no --session and the submitter named none (submit to remote:${this.name}/SESSION)` });
       return;
     }
     try {
