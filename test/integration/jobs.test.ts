@@ -140,7 +140,11 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.equal(r.exitCode, 5, r.stderr);
     assert.deepEqual([JSON.parse(r.stdout).state, JSON.parse(r.stdout).reason], ['cancelled', 'session_busy']);
     assert.equal(jobLines().length, 1, 'only the first job reached the agent');
-    assert.equal((await f.run(['job', 'cancel', firstId])).exitCode, 0);
+    const cancelled = await f.run(['job', 'cancel', firstId]);
+    assert.equal(cancelled.exitCode, 0, cancelled.stderr);
+    assert.equal(cancelled.stdout, `Cancelled ${firstId}: session w1 takes new jobs again; the agent may still finish its current turn.`);
+    const again = await f.run(['job', 'cancel', firstId]);
+    assert.deepEqual([again.exitCode, again.stdout], [0, `${firstId} had already ended: cancelled (cancelled_by_user).`]);
   });
 
   it('unknown target → 5 target_not_found', async () => {

@@ -80,7 +80,11 @@ const cancel: Command = {
   async run(ctx) {
     const { job, changed } = await cancelJob(ctx.jobs(), ctx.args.positionals[0]!);
     if (ctx.args.options.json) ctx.json(job);
-    else ctx.out(changed ? `Cancelled ${job.id}.` : `${job.id} had already ended: ${job.state}${job.reason ? ` (${job.reason})` : ''}.`);
+    else if (!changed) ctx.out(`${job.id} had already ended: ${job.state}${job.reason ? ` (${job.reason})` : ''}.`);
+    else {
+      const where = job.target?.kind === 'remote' ? `runner ${job.target.name}'s session` : `session ${job.target?.name ?? job.session}`;
+      ctx.out(`Cancelled ${job.id}: ${where} takes new jobs again; the agent may still finish its current turn.`);
+    }
     return 0;
   },
 };
