@@ -4,6 +4,7 @@
  * everything else. Keeping them apart keeps both cold starts short.
  */
 import * as path from 'node:path';
+import { version } from '../../package.json';
 
 const io = {
   stdout: (text: string) => void process.stdout.write(text),
@@ -24,7 +25,9 @@ if (argv[0] !== 'event') {
 const run: Promise<number> =
   argv[0] === 'event'
     ? (require(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io)
-    : (require(path.join(__dirname, 'cli-main.js')) as typeof import('./app')).runCli(argv, io);
+    : argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')
+      ? Promise.resolve(io.stdout(`${version}\n`)).then(() => 0)
+      : (require(path.join(__dirname, 'cli-main.js')) as typeof import('./app')).runCli(argv, io);
 
 run.then(
   (code) => {
