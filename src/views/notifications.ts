@@ -13,17 +13,19 @@ import { DisposableBase } from './lifecycle';
 export class Notifier extends DisposableBase {
   /** What was shown, newest last (the extension-host tests read it). */
   readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed' | 'loop'; jobId?: string; loopId?: string; message: string }> = [];
-  /** Loops seen running in this window, by folder and ID: each is announced once, when it ends. */
-  private readonly running = new Set<string>();
+  /** When this window started listening: a loop that ended before is backlog, not news. */
+  private readonly since = Date.now();
+  /** Loops announced, by folder and ID: each once, however many times its file changes after. */
+  private readonly announced = new Set<string>();
 
   constructor(host: EngineHost) {
     super();
     this._register(host.onDidChangeLoop(({ folder, loopId }) => {
       const loop = host.byFolderIndex(folder.index)?.engine.loop(loopId);
       const key = `${folder.index}/${loopId}`;
-      if (!loop) return;
-      if (loop.status === 'running') return void this.running.add(key);
-      if (!this.running.delete(key) || loop.status === 'cancelled') return;
+      // Ended while this window was open (its last save is its end), and not cancelled by the user.
+      if (!loop || loop.status === 'running' || loop.status === 'cancelled' || Date.parse(loop.updated_at) < this.since || this.announced.has(key)) return;
+      this.announced.add(key);
       const task = `“${loop.task.split('\n')[0]}”`;
       const message =
         loop.status === 'passed'

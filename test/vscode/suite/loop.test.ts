@@ -86,4 +86,16 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const told = await waitFor('the notification of the CLI loop', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loop.id));
     assert.equal(told.message, 'MAM: every reviewer passed “Say it again” in round 1.');
   });
+
+  it('never announces a loop that had ended before the window opened', async () => {
+    const workspace = api.host.current[0]!.folder.uri.fsPath;
+    const old = { ...engine().listLoops()[0]!, id: 'l-20200101T000000Z-0a0b0c', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:05:00.000Z' };
+    let seen = false;
+    const sub = api.host.onDidChangeLoop(({ loopId }) => (seen ||= loopId === old.id));
+    fs.writeFileSync(path.join(workspace, '.mam', 'loops', `${old.id}.json`), JSON.stringify(old));
+    await waitFor('the window to see the old loop', () => seen);
+    sub.dispose();
+    assert.ok(!api.notifier.shown.some((n) => n.loopId === old.id), 'backlog is not news');
+    fs.rmSync(path.join(workspace, '.mam', 'loops', `${old.id}.json`));
+  });
 });
