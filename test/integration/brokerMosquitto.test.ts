@@ -7,17 +7,13 @@ import { BrokerUnusableError } from '../../src/core/messaging/brokerRecord';
 import { connectClient, uniqueClientId } from '../../src/core/messaging/mqttClient';
 import { tempDir } from '../support/helpers';
 import { mosquittoMissing, startMosquitto, type MosquittoBroker } from '../support/mosquitto';
+import { itNeeds, programMissing } from '../support/needs';
 import { busContract, nextMessages } from './busContract';
 
 const missing = mosquittoMissing();
 
 if (missing) {
-  describe('Mosquitto', () => {
-    it(`is skipped: ${missing}`, function () {
-      console.log(`    skipped: ${missing}`);
-      this.skip();
-    });
-  });
+  describe('Mosquitto', () => itNeeds(missing, 'the bus contract and TLS', async () => undefined));
 } else {
   busContract('Mosquitto', async () => {
     const broker = await startMosquitto();
@@ -35,12 +31,8 @@ if (missing) {
       broker = undefined;
     });
 
-    it('connects with MQTT_CA trusted, and refuses a server it cannot verify (exit 3)', async function () {
+    itNeeds(programMissing('openssl', ['version'], 'apt-get install -y openssl'), 'connects with MQTT_CA trusted, and refuses a server it cannot verify (exit 3)', async () => {
       const pki = makeTestPki(tempDir('pki'));
-      if (!pki) {
-        console.log('    (openssl is not installed)');
-        this.skip();
-      }
       broker = await startMosquitto({ tls: pki });
       client = await connectClient(broker.endpoint, { clientId: uniqueClientId('tls'), reconnectPeriodMs: 0 });
       await client.subscribeAsync('mam/tls', { qos: 1 });
@@ -59,10 +51,9 @@ if (missing) {
   });
 }
 
-/** A throwaway CA and a server certificate for 127.0.0.1, made with openssl; undefined without it. */
-function makeTestPki(dir: string): { ca: string; cert: string; key: string } | undefined {
+/** A throwaway CA and a server certificate for 127.0.0.1, made with openssl. */
+function makeTestPki(dir: string): { ca: string; cert: string; key: string } {
   const run = (args: string[]): boolean => spawnSync('openssl', args, { cwd: dir, stdio: 'ignore' }).status === 0;
-  if (!run(['version'])) return undefined;
   fs.writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   const ok =
     run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=mam-test-ca']) &&

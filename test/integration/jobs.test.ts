@@ -8,6 +8,7 @@ import { isAlive } from '../../src/core/store/lock';
 import { readAgentLog, snapshotTree, until, CLI } from '../support/helpers';
 import { jobFixture, jobIdOf, type JobFixture } from '../support/jobs';
 import { mosquittoMissing, startMosquitto, type MosquittoBroker } from '../support/mosquitto';
+import { itNeeds } from '../support/needs';
 
 /** A broker for one test: its settings, and how to kill and restart it mid-job. */
 interface BrokerUnderTest {
@@ -43,9 +44,7 @@ const mosquitto = async (): Promise<BrokerUnderTest> => {
 
 jobSuite('embedded broker', embedded);
 if (mosquittoMissing()) {
-  describe('jobs on Mosquitto', () => it(`is skipped: ${mosquittoMissing()}`, function () {
-    this.skip();
-  }));
+  describe('jobs on Mosquitto', () => itNeeds(mosquittoMissing(), 'every job test again on Mosquitto', async () => undefined));
 } else {
   jobSuite('Mosquitto', mosquitto);
 }

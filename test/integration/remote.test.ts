@@ -9,6 +9,7 @@ import { cancelTopics, dispatchTopics, signedCancel, signedDispatch, type Dispat
 import { readAgentLog, snapshotTree, until } from '../support/helpers';
 import { jobFixture, type JobFixture } from '../support/jobs';
 import { mosquittoMissing } from '../support/mosquitto';
+import { itNeeds } from '../support/needs';
 import { retainedTopics, shareBroker, startRunner, type RunnerProcess, type SharedBroker, type SharedBrokerKind } from '../support/remote';
 
 const SECRET = randomBytes(24).toString('hex');
@@ -66,7 +67,6 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
   };
 
   const happyPath = (kind: SharedBrokerKind) => async function (this: Mocha.Context) {
-    if (kind === 'mosquitto' && mosquittoMissing()) this.skip();
     broker = await shareBroker(kind, a, b);
     await b.agent('S', 'work');
     const r = runner(['--session', 'S', '--once']);
@@ -100,7 +100,7 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
   };
 
   it('a job sent to remote:R runs in the runner\'s session and completes → 0 (embedded broker of the submitter)', happyPath('embedded'));
-  it('the same over a shared Mosquitto', happyPath('mosquitto'));
+  itNeeds(mosquittoMissing(), 'the same over a shared Mosquitto', happyPath('mosquitto'));
 
   it('forged dispatches (unsigned, wrong secret) are refused and never typed; the submitter ends agent_blocked → 1', async () => {
     broker = await shareBroker('embedded', a, b);
