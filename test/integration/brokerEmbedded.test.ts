@@ -12,6 +12,7 @@ import { readEmbeddedEndpoint, resolveBroker } from '../../src/core/messaging/br
 import { BrokerUnusableError, brokerFiles, isBrokerDaemon } from '../../src/core/messaging/brokerRecord';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
 import { connectClient, uniqueClientId } from '../../src/core/messaging/mqttClient';
+import { probeBroker } from '../../src/core/messaging/mqttProbe';
 import { ControlPlanePaths } from '../../src/core/store/paths';
 import { CLI, REPO_ROOT, mam, tempWorkspace, until } from '../support/helpers';
 import { itNeeds } from '../support/needs';
@@ -60,6 +61,20 @@ describe('embedded broker', function () {
     await Promise.all(clients.map((c) => c.endAsync(true)));
     clients = [];
     await stopAll();
+  });
+
+  it('the probe tells accepted, refused credentials and nobody listening apart', async () => {
+    const { handle } = await startIn(tempWorkspace());
+    assert.deepEqual(await probeBroker(handle.endpoint, 5_000), { ok: true });
+    assert.deepEqual(await probeBroker({ ...handle.endpoint, password: 'wrong' }, 5_000), { ok: false, reason: 'credentials', detail: 'bad user name or password' });
+    const closed = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const nobody = await probeBroker({ ...handle.endpoint, port: closed }, 5_000);
+    assert.deepEqual([nobody.ok, !nobody.ok && nobody.reason], [false, 'unreachable']);
   });
 
   it('writes .mam/broker.json (0600) with endpoint, credentials and pid; a second start reuses the daemon', async () => {

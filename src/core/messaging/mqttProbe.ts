@@ -1,13 +1,14 @@
 /**
  * One MQTT 3.1.1 CONNECT / CONNACK exchange over a raw socket: "does this broker accept these
- * credentials right now?". Written by hand (~60 lines) so that starting the embedded broker and
- * `mam broker status` need neither mqtt.js nor aedes loaded.
+ * credentials right now?". It speaks through mqttWire's packets, so that starting the embedded
+ * broker and `mam broker status` need neither mqtt.js nor aedes loaded.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import type { BrokerEndpoint } from './brokerRecord';
+import { connectPacket, DISCONNECT, readPackets } from './mqttWire';
 
 export type ProbeResult =
   | { ok: true }
@@ -16,13 +17,13 @@ export type ProbeResult =
 export function probeBroker(endpoint: BrokerEndpoint, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
     let settled = false;
-    let received = Buffer.alloc(0);
+    let received: Buffer = Buffer.alloc(0);
     let socket: net.Socket;
     const finish = (result: ProbeResult): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (result.ok) socket.end(Buffer.from([0xe0, 0x00])); // DISCONNECT, so the broker logs a clean goodbye
+      if (result.ok) socket.end(DISCONNECT); // so the broker logs a clean goodbye
       else socket.destroy();
       resolve(result);
     };
@@ -37,15 +38,21 @@ export function probeBroker(endpoint: BrokerEndpoint, timeoutMs: number): Promis
       return;
     }
     socket.setNoDelay(true);
-    socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => socket.write(connectPacket(endpoint)));
+    // Clean session, keepalive 10 s: a probe leaves nothing behind.
+    const hello = connectPacket({ clientId: `mam-probe-${process.pid}-${randomBytes(4).toString('hex')}`, keepaliveS: 10, ...(endpoint.username !== undefined ? { username: endpoint.username } : {}), ...(endpoint.password !== undefined ? { password: endpoint.password } : {}) });
+    socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => socket.write(hello));
     socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      if (received.length < 4) return;
-      if (received[0] !== 0x20 || received[1] !== 0x02) {
-        finish({ ok: false, reason: 'protocol', detail: 'the answer to CONNECT was not a CONNACK' });
-        return;
+      let read: ReturnType<typeof readPackets>;
+      try {
+        read = readPackets(Buffer.concat([received, chunk]));
+      } catch (err) {
+        return finish({ ok: false, reason: 'protocol', detail: (err as Error).message });
       }
-      const code = received[3]!;
+      received = read.rest;
+      const answer = read.packets[0];
+      if (!answer) return;
+      if (answer.type !== 'connack') return finish({ ok: false, reason: 'protocol', detail: 'the answer to CONNECT was not a CONNACK' });
+      const code = answer.returnCode;
       if (code === 0) finish({ ok: true });
       else if (code === 4 || code === 5) finish({ ok: false, reason: 'credentials', detail: code === 4 ? 'bad user name or password' : 'not authorized' });
       else finish({ ok: false, reason: 'protocol', detail: `CONNACK return code ${code}` });
@@ -53,36 +60,4 @@ export function probeBroker(endpoint: BrokerEndpoint, timeoutMs: number): Promis
     socket.on('error', (err) => finish({ ok: false, reason: 'unreachable', detail: err.message }));
     socket.on('close', () => finish({ ok: false, reason: 'unreachable', detail: 'the broker closed the connection' }));
   });
-}
-
-function connectPacket(endpoint: BrokerEndpoint): Buffer {
-  let flags = 0x02; // clean session: a probe leaves nothing behind
-  if (endpoint.username !== undefined) flags |= 0x80;
-  if (endpoint.password !== undefined) flags |= 0x40;
-  const body = Buffer.concat([
-    utf8('MQTT'),
-    Buffer.from([0x04, flags, 0x00, 0x0a]), // protocol level 4 (3.1.1), keepalive 10 s
-    utf8(`mam-probe-${process.pid}-${randomBytes(4).toString('hex')}`),
-    ...(endpoint.username !== undefined ? [utf8(endpoint.username)] : []),
-    ...(endpoint.password !== undefined ? [utf8(endpoint.password)] : []),
-  ]);
-  return Buffer.concat([Buffer.from([0x10]), remainingLength(body.length), body]);
-}
-
-function utf8(text: string): Buffer {
-  const bytes = Buffer.from(text, 'utf8');
-  const length = Buffer.alloc(2);
-  length.writeUInt16BE(bytes.length);
-  return Buffer.concat([length, bytes]);
-}
-
-function remainingLength(n: number): Buffer {
-  const out: number[] = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return Buffer.from(out);
 }
