@@ -11,6 +11,7 @@ import { submitJob } from '../jobs/submit';
 import { LoopRunner } from '../loop/loopRunner';
 import type { LoopState } from '../loop/loopState';
 import { describeEndpoint } from '../messaging/brokerRecord';
+import { whichProgram } from '../sessions/program';
 import type { SessionService } from '../sessions/sessionService';
 import type { SessionRole } from '../store/sessionSchema';
 import { LOOP_TASK, WORKER_TASK, type DemoPace, type DemoRole } from './demoProject';
@@ -192,9 +193,8 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * (the CLI) is a fallback when PATH has none.
  */
 export async function findNode(env: NodeJS.ProcessEnv): Promise<string> {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    const candidate = dir ? path.join(dir, 'node') : '';
-    if (!candidate || !isExecutableFile(candidate)) continue;
+  const candidate = whichProgram('node', env.PATH ?? '');
+  if (candidate) {
     const version = (await exec(candidate, ['--version'], { timeoutMs: 10_000 }).catch(() => undefined))?.stdout.trim() ?? '';
     const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
     if (major >= 20) return candidate;
@@ -202,15 +202,6 @@ export async function findNode(env: NodeJS.ProcessEnv): Promise<string> {
   }
   if (!process.versions.electron) return process.execPath;
   throw new DemoUnavailableError('the demo agents run on Node.js, and there is no node on PATH; install Node.js 20 or newer, or start VS Code from a shell where `node` works');
-}
-
-function isExecutableFile(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** demo-worker, demo-creator, …; if any is taken, all four get the first suffix (-2, -3 …) that frees them all. */

@@ -11,10 +11,15 @@ export function findProgram(program: string, cwd: string, searchPath: string): s
     const file = path.resolve(cwd, program);
     return isExecutable(file) ? undefined : `agent command '${program}' is not an executable file`;
   }
-  for (const dir of searchPath.split(':')) {
-    if (dir && isExecutable(path.join(dir, program))) return undefined;
+  return whichProgram(program, searchPath) ? undefined : `agent command '${program}' was not found on PATH`;
+}
+
+/** The first executable file called `name` in the folders of `searchPath`, like `command -v`. */
+export function whichProgram(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
   }
-  return `agent command '${program}' was not found on PATH`;
+  return undefined;
 }
 
 function isExecutable(file: string): boolean {
