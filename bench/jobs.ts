@@ -8,20 +8,15 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { waitForEvent } from '../src/core/base/emitter';
-import { MemoryLogger } from '../src/core/base/log';
 import { newJobId } from '../src/core/base/ids';
-import { resolveConfig } from '../src/core/config/settings';
-import { ControlPlane } from '../src/core/controlPlane';
-import { JobEngine } from '../src/core/jobs/jobEngine';
 import { submitJob } from '../src/core/jobs/submit';
 import { stopEmbeddedBroker } from '../src/core/messaging/embeddedBroker';
 import { publishJobEvent } from '../src/core/messaging/publisher';
 import { topics } from '../src/core/messaging/protocol';
-import { realMuxFactory } from '../src/core/mux';
 import { TmuxBackend } from '../src/core/mux/tmux';
-import { SessionService } from '../src/core/sessions/sessionService';
 import { jobRecord } from '../test/support/rows';
 import { benchRawRoundTrip } from './mqtt';
+import { benchEngine } from './engine';
 import { percentile, timeCommand, type Row } from './stats';
 
 const FAKE_AGENT = path.resolve(__dirname, '../test/fixtures/fake-agent.js');
@@ -30,13 +25,10 @@ export async function benchJobs(root: string, cli: string, runs: number): Promis
   const ws = path.join(root, 'ws-jobs');
   fs.mkdirSync(path.join(ws, '.git'), { recursive: true });
   const server = `mam-bench-jobs-${process.pid}`;
-  const env = { ...process.env, HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux'), MAM_TMUX_SERVER: server };
+  // The subscriber measured is this engine's: the broker daemon's job warden would race it to every event.
+  const env = { ...process.env, HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux'), MAM_TMUX_SERVER: server, MAM_NO_WARDEN: '1' };
   fs.mkdirSync(env.TMUX_TMPDIR, { recursive: true });
-  const logger = new MemoryLogger();
-  const controlPlane = new ControlPlane(ws, { logger });
-  const config = resolveConfig({ workspace: ws, env });
-  const sessions = new SessionService({ controlPlane, config, logger, env, muxFactory: realMuxFactory(env) });
-  const engine = new JobEngine({ controlPlane, config, sessions, muxFactory: realMuxFactory(env), logger, env, cliPath: cli });
+  const { controlPlane, sessions, engine } = benchEngine(ws, env, cli);
   const rows: Row[] = [];
   try {
     await engine.connect();

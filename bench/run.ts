@@ -12,6 +12,7 @@ import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
+import { benchRealAgents } from './realAgents';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -49,11 +50,12 @@ async function main(): Promise<void> {
     rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
     rows.push(...(await benchMqtt(root, CLI)));
     rows.push(...(await benchJobs(root, CLI, RUNS)));
+    rows.push(...(await benchRealAgents(root, CLI, RUNS)));
     rows.push(...benchVscode(root));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));
   } finally {
-    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

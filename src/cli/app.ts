@@ -128,7 +128,8 @@ function mainHelp(): string {
   ];
   const entries: Array<[string, string]> = [
     ...GROUPS.map((g): [string, string] => [g.name, g.summary]),
-    ...COMMANDS.filter((c) => c.path.length === 1 && !c.hidden).map((c): [string, string] => [c.path[0]!, c.summary]),
+    // A group that is also a command of its own (`mam loop --task …`) is listed once, as the group.
+    ...COMMANDS.filter((c) => c.path.length === 1 && !c.hidden && !GROUPS.some((g) => g.name === c.path[0])).map((c): [string, string] => [c.path[0]!, c.summary]),
   ];
   const width = Math.max(...entries.map(([n]) => n.length));
   for (const [n, s] of entries) lines.push(`  ${n.padEnd(width)}  ${s}`);

@@ -6,9 +6,18 @@
 import * as path from 'node:path';
 import { version } from '../../package.json';
 
+// `mam job list | head`: once the reader has gone, writing more is pointless, but the command
+// itself (a submit, a loop) must still finish its work; so stop writing instead of dying on EPIPE.
+const closed = { stdout: false, stderr: false };
+for (const name of ['stdout', 'stderr'] as const) {
+  process[name].on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    closed[name] = true;
+  });
+}
 const io = {
-  stdout: (text: string) => void process.stdout.write(text),
-  stderr: (text: string) => void process.stderr.write(text),
+  stdout: (text: string) => void (closed.stdout || process.stdout.write(text)),
+  stderr: (text: string) => void (closed.stderr || process.stderr.write(text)),
   cwd: process.cwd(),
   env: process.env,
 };

@@ -1,8 +1,8 @@
 /**
  * Runs `tick` at once and then every `intervalMs` until SIGINT or SIGTERM, which also end the wait
- * between two ticks at once (for `mam monitor` and `mam session monitor`).
+ * between two ticks at once (for `mam monitor` and `mam session monitor`), or until a tick says 'stop'.
  */
-export async function repeatUntilSignal(intervalMs: number, tick: () => Promise<void>): Promise<void> {
+export async function repeatUntilSignal(intervalMs: number, tick: () => Promise<void | 'stop'>): Promise<void> {
   let wake: () => void = () => {};
   let stopping = false;
   const stop = (): void => {
@@ -13,7 +13,7 @@ export async function repeatUntilSignal(intervalMs: number, tick: () => Promise<
   process.once('SIGTERM', stop);
   try {
     while (!stopping) {
-      await tick();
+      if ((await tick()) === 'stop') break;
       if (stopping) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, intervalMs);

@@ -15,11 +15,13 @@ import { onboardSession, type OnboardResult } from './jobs/onboard';
 import type { EventPayload } from './messaging/protocol';
 import { realMuxFactory } from './mux';
 import type { InjectReport } from './mux/inject';
-import { SessionService, type CreateRequest, type StopOptions } from './sessions/sessionService';
+import { NeedsAttentionError, SessionService, type CreateRequest, type StopOptions } from './sessions/sessionService';
 import { reconcile, sessionStatus, type ReconcileReport, type SessionState } from './sessions/sessionStatus';
 import type { AuditEntry } from './store/auditLog';
 import type { SessionRow } from './store/sessionSchema';
 import { LoopRunner, type LoopRequest } from './loop/loopRunner';
+import type { NamedScreen } from './mux/inject';
+import { resumeAll, type RecoveredSession } from './recovery';
 import { runDemo, type DemoSummary } from './demo/demo';
 import { LoopStore, type LoopState } from './loop/loopState';
 import { changedFiles, fileAt, type ChangedFile, type SnapshotIdentity } from './loop/snapshot';
@@ -61,6 +63,11 @@ export class WorkspaceEngine extends DisposableBase {
   private jobCache: Map<string, JobRecord> | undefined;
   private sortedJobs: JobRecord[] | undefined;
   private monitorTimer: NodeJS.Timeout | undefined;
+  /** Running agents that show a screen only a person should answer, as the monitor last saw them. */
+  private attention = new Map<string, NamedScreen>();
+  private readonly terminatedSessions = this._register(new Emitter<string[]>());
+  /** The monitor found sessions whose panes are gone (a crash, a reboot, `tmux kill-server`). */
+  readonly onDidTerminateSessions = this.terminatedSessions.event;
   private started = false;
 
   constructor(readonly options: WorkspaceEngineOptions) {
@@ -109,13 +116,29 @@ export class WorkspaceEngine extends DisposableBase {
     this.startMonitor(options.monitorIntervalMs);
   }
 
-  /** Repairs session drift every `intervalMs` (SPEC §4 monitor). */
+  /**
+   * Every `intervalMs` (SPEC §4 monitor): repairs session drift, records conversation IDs that
+   * have appeared in an agent's store, and notices agents that show a blocking screen.
+   */
   startMonitor(intervalMs = 5000): void {
     if (!this.options.trusted || this.monitorTimer) return;
     const tick = async (): Promise<void> => {
       try {
         const report = await this.reconcileNow();
-        if (report.terminated.length || report.registered.length || report.revived.length || report.pidUpdated.length) this.sessionsChanged.fire();
+        let changed = report.terminated.length + report.registered.length + report.revived.length + report.pidUpdated.length > 0;
+        if (report.terminated.length) this.terminatedSessions.fire(report.terminated);
+        const running = (await this.controlPlane.sessions.list()).filter((r) => r.status === 'running');
+        for (const row of running) {
+          if (!row.conversation_id && (await this.sessions.learnConversation(row.name, { boundMs: 0, onlyIfUnique: true, quiet: true }))) changed = true;
+        }
+        const attention = new Map<string, NamedScreen>();
+        for (const row of running) {
+          const screen = await this.sessions.attentionOf(row);
+          if (screen) attention.set(row.name, screen);
+        }
+        if ([...attention].map(([n, a]) => `${n}:${a.id}`).join() !== [...this.attention].map(([n, a]) => `${n}:${a.id}`).join()) changed = true;
+        this.attention = attention;
+        if (changed) this.sessionsChanged.fire();
       } catch (err) {
         this.options.logger.warn(`monitor: ${errorMessage(err)}`);
       }
@@ -182,9 +205,14 @@ export class WorkspaceEngine extends DisposableBase {
 
   async createSession(request: CreateRequest): Promise<SessionRow> {
     this.requireTrust('start an agent');
-    const row = await this.sessions.create(request);
-    this.sessionsChanged.fire();
-    return row;
+    try {
+      return await this.sessions.create(request);
+    } catch (err) {
+      if (err instanceof NeedsAttentionError && err.screen) this.attention.set(err.session, err.screen);
+      throw err;
+    } finally {
+      this.sessionsChanged.fire();
+    }
   }
 
   async onboard(name: string): Promise<OnboardResult> {
@@ -198,11 +226,31 @@ export class WorkspaceEngine extends DisposableBase {
     return result.row;
   }
 
+  /** The blocking screen a running session's agent shows, as the monitor last saw it. */
+  attentionOf(name: string): NamedScreen | undefined {
+    return this.attention.get(name);
+  }
+
+  /** After a crash or reboot: every session that was running, back in its conversation (SPEC §4 resume). */
+  async resumeAllSessions(): Promise<RecoveredSession[]> {
+    this.requireTrust('resume agents');
+    try {
+      return await resumeAll({ controlPlane: this.controlPlane, sessions: this.sessions, ledger: this.jobs.ledger });
+    } finally {
+      this.sessionsChanged.fire();
+    }
+  }
+
   async resumeSession(name: string): Promise<SessionRow> {
     this.requireTrust('resume an agent');
-    const row = await this.sessions.resume(name, { baseDir: this.workspace });
-    this.sessionsChanged.fire();
-    return row;
+    try {
+      return await this.sessions.resume(name, { baseDir: this.workspace });
+    } catch (err) {
+      if (err instanceof NeedsAttentionError && err.screen) this.attention.set(err.session, err.screen);
+      throw err;
+    } finally {
+      this.sessionsChanged.fire();
+    }
   }
 
   sendToSession(name: string, text: string): Promise<InjectReport> {

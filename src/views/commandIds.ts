@@ -3,6 +3,7 @@ export const Commands = {
   createSession: 'mam.createSession',
   stopSession: 'mam.stopSession',
   resumeSession: 'mam.resumeSession',
+  resumeAllSessions: 'mam.resumeAllSessions',
   attachSession: 'mam.attachSession',
   sendMessage: 'mam.sendMessage',
   purgeConversation: 'mam.purgeConversation',

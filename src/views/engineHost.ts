@@ -28,6 +28,9 @@ export class EngineHost extends DisposableBase {
   private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
   private readonly loopChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; loopId: string }>());
   readonly onDidChangeLoop = this.loopChanged.event;
+  private readonly sessionsLost = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; names: string[] }>());
+  /** The monitor found sessions whose panes are gone (a crash, a reboot, `tmux kill-server`). */
+  readonly onDidLoseSessions = this.sessionsLost.event;
   /** Sessions or jobs changed somewhere: views re-read from the engines (which cache). */
   readonly onDidChange = this.changed.event;
   readonly onDidChangeJob = this.jobChanged.event;
@@ -126,6 +129,7 @@ export class EngineHost extends DisposableBase {
           this.changed.fire();
         }),
         engine.onDidApplyEvent((e) => this.eventApplied.fire({ folder, ...e })),
+        engine.onDidTerminateSessions((names) => this.sessionsLost.fire({ folder, names })),
         engine.onDidChangeLoop(({ loop }) => {
           this.loopChanged.fire({ folder, loopId: loop.id });
           this.changed.fire();

@@ -12,7 +12,7 @@ import { DisposableBase } from './lifecycle';
  */
 export class Notifier extends DisposableBase {
   /** What was shown, newest last (the extension-host tests read it). */
-  readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed' | 'loop'; jobId?: string; loopId?: string; message: string }> = [];
+  readonly shown: Array<{ kind: 'permission' | 'failed' | 'completed' | 'loop' | 'lost'; jobId?: string; loopId?: string; message: string }> = [];
   /** When this window started listening: a loop that ended before is backlog, not news. */
   private readonly since = Date.now();
   /** Loops announced, by folder and ID: each once, however many times its file changes after. */
@@ -35,6 +35,11 @@ export class Notifier extends DisposableBase {
       const open = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.openReport, { folderIndex: folder.index, loopId });
       if (loop.status === 'passed') void vscode.window.showInformationMessage(message, 'Open Report').then(open);
       else void vscode.window.showWarningMessage(message, 'Open Report').then(open);
+    }));
+    this._register(host.onDidLoseSessions(({ folder, names }) => {
+      const message = `MAM: ${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
+      this.shown.push({ kind: 'lost', message });
+      void vscode.window.showWarningMessage(message, 'Resume All').then((a) => a && vscode.commands.executeCommand(Commands.resumeAllSessions, { folderIndex: folder.index }));
     }));
     this._register(host.onDidApplyEvent(({ folder, job, payload, late }) => {
       if (late || payload.event !== 'permission_required') return;

@@ -36,8 +36,26 @@ export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
       reportErrors('resuming the session', async () => {
         const picked = await pickSession(host, ref, (r) => !running(r) && r.resumable, 'Resume Session');
         if (!picked) return;
-        const row = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name));
+        const row = await Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name)))
+          .catch((err: unknown) => showIfAttention(err, picked.fe.folder.index, picked.row.name));
+        if (!row) return;
         void vscode.window.showInformationMessage(`MAM: ${row.name} resumed${row.conversation_id ? ` in conversation ${row.conversation_id}` : ''}.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: row.name }));
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.resumeAllSessions, (ref?: { folderIndex: number }) =>
+      reportErrors('resuming the sessions', async () => {
+        const fe = ref && typeof ref.folderIndex === 'number' ? host.byFolderIndex(ref.folderIndex) : await pickFolder(host);
+        if (!fe) return;
+        const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MAM: resuming every session that lost its pane…' }, () => fe.engine.resumeAllSessions());
+        if (results.length === 0) return void vscode.window.showInformationMessage('MAM: nothing to resume; every session that should run is running.');
+        const resumed = results.filter((r) => r.outcome === 'resumed').map((r) => r.name);
+        const other = results.filter((r) => r.outcome !== 'resumed');
+        if (other.length === 0) return void vscode.window.showInformationMessage(`MAM: resumed ${resumed.join(', ')}, each in its own conversation.`);
+        const first = other[0]!;
+        void vscode.window
+          .showWarningMessage(`MAM: ${resumed.length ? `resumed ${resumed.join(', ')}; ` : ''}${other.map((r) => `${r.name} ${r.outcome.replace('_', ' ')}`).join(', ')}. ${first.detail}`, ...(first.outcome === 'needs_attention' ? ['Attach'] : []))
+          .then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: first.name }));
       }),
     ),
 
@@ -129,7 +147,10 @@ async function createSession(host: EngineHost): Promise<void> {
   if (!onboard) return;
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${name}`, cancellable: true }, async (progress, token) => {
     progress.report({ message: `starting ${agent.label}…` });
-    const row = await fe.engine.createSession({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) });
+    const row = await fe.engine
+      .createSession({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) })
+      .catch((err: unknown) => showIfAttention(err, fe.folder.index, name));
+    if (!row) return;
     await fe.engine.start();
     if (token.isCancellationRequested) return;
     if (!onboard.value) {
@@ -152,6 +173,17 @@ async function createSession(host: EngineHost): Promise<void> {
       if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: outcome.job.id });
     });
   });
+}
+
+/**
+ * An agent that waits on a screen only the user should answer (a first-run dialog) is not an
+ * error: the session is there. Say what it shows, offer Attach, and resolve with nothing.
+ */
+function showIfAttention(err: unknown, folderIndex: number, name: string): undefined {
+  if ((err as { code?: unknown } | undefined)?.code !== 'needs_attention') throw err;
+  const message = (err as Error).message.replace(/ Attach with: .*$/, '');
+  void vscode.window.showWarningMessage(`MAM: ${message}`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex, name }));
+  return undefined;
 }
 
 function nextFreeName(base: string, taken: ReadonlySet<string>): string {

@@ -103,11 +103,12 @@ function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
   const jobs = jobsOfSession(fe, row.name);
   const current = row.current_job ? fe.engine.job(row.current_job) : undefined;
   const blocked = current && isBlocked(current);
-  const look = blocked ? { icon: 'bell-dot', color: 'list.warningForeground' } : STATUS_LOOK[row.status];
+  const attention = row.status === 'running' ? fe.engine.attentionOf(row.name) : undefined;
+  const look = blocked || attention ? { icon: 'bell-dot', color: 'list.warningForeground' } : STATUS_LOOK[row.status];
   const item = new vscode.TreeItem(row.name, jobs.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   item.id = `session:${fe.folder.index}:${row.name}`;
   item.iconPath = new vscode.ThemeIcon(look.icon, look.color ? new vscode.ThemeColor(look.color) : undefined);
-  item.description = `${row.agent} · ${row.role} · ${blocked ? 'needs permission' : current ? 'working' : row.status}`;
+  item.description = `${row.agent} · ${row.role} · ${attention ? 'needs attention' : blocked ? 'needs permission' : current ? 'working' : row.status}`;
   const md = new vscode.MarkdownString(undefined, true);
   md.appendMarkdown(`**${escape(row.name)}** — ${row.agent}, ${row.role}\n\n`);
   md.appendMarkdown(`- status: ${row.status}${row.resumable ? ' (resumable)' : ''}\n`);
@@ -115,6 +116,7 @@ function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
   md.appendMarkdown(`- conversation: ${row.conversation_id ? `\`${row.conversation_id}\`` : '—'}\n`);
   md.appendMarkdown(`- pane: ${row.target ? `\`${row.mux} -L ${escape(row.server)}\` \`${row.target}\`` : '—'}\n`);
   if (current) md.appendMarkdown(`- job: \`${current.id}\`${blocked ? ' — **waiting for permission**' : ''}\n`);
+  if (attention) md.appendMarkdown(`\n**Needs attention:** ${row.agent} shows ${escape(attention.name)}. ${escape(attention.answer)}\n`);
   item.tooltip = md;
   item.contextValue = ['mam.session', row.status, row.resumable ? 'resumable' : '', row.conversation_id ? 'conversation' : ''].filter(Boolean).join('.');
   return item;

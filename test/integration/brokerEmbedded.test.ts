@@ -96,9 +96,11 @@ describe('embedded broker', function () {
     assert.deepEqual([again.started, again.pid, again.endpoint], [false, handle.pid, handle.endpoint]);
     assert.deepEqual(daemonsOf(paths.workspace), [handle.pid]);
 
+    // The daemon's own job warden is its first client; ours the second.
+    await until(() => embeddedBrokerStatus(paths).clients === 1, 10_000, 'the job warden to connect');
     await connect(handle.endpoint);
-    await until(() => embeddedBrokerStatus(paths).clients === 1, 10_000, 'the daemon to report one client');
-    assert.deepEqual({ ...embeddedBrokerStatus(paths), started_at: null }, { running: true, pid: handle.pid, port: handle.endpoint.port, started_at: null, clients: 1 });
+    await until(() => embeddedBrokerStatus(paths).clients === 2, 10_000, 'the daemon to report two clients');
+    assert.deepEqual({ ...embeddedBrokerStatus(paths), started_at: null }, { running: true, pid: handle.pid, port: handle.endpoint.port, started_at: null, clients: 2 });
   });
 
   const outside = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);

@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { newJobId } from '../../src/core/base/ids';
-import { controlPlane, jobRecord, mam, sessionRow, snapshotTree, tempDir, tempWorkspace } from '../support/helpers';
+import { execa } from 'execa';
+import { CLI, controlPlane, jobRecord, mam, sessionRow, snapshotTree, tempDir, tempWorkspace } from '../support/helpers';
 import { version } from '../../package.json';
 
 describe('mam CLI', function () {
@@ -23,6 +24,17 @@ describe('mam CLI', function () {
     assert.match(bare.stdout, /Usage: mam <command>/);
     const v = await mam(['--version'], { cwd: ws });
     assert.deepEqual([v.exitCode, v.stdout.trim()], [0, version]);
+    const names = help.stdout.split('Commands:')[1]!.split('Options:')[0]!.trim().split('\n').map((l) => l.trim().split(/\s+/)[0]);
+    assert.deepEqual(names, [...new Set(names)], 'each command is listed once (loop is a group and a command)');
+  });
+
+  it('a reader that goes away early (mam job list | head) ends the output quietly, without a stack trace', async () => {
+    const cp = controlPlane(ws);
+    for (let i = 0; i < 400; i++) await cp.jobs.create(jobRecord({ id: newJobId(), title: `job number ${i} with a title long enough to fill the pipe quickly` }));
+    const r = await execa('sh', ['-c', `node ${JSON.stringify(CLI)} job list | head -n 1`], { cwd: ws, reject: false });
+    assert.equal(r.exitCode, 0);
+    assert.match(r.stdout, /^ID\s/);
+    assert.equal(r.stderr, '', 'nothing on stderr: no EPIPE trace');
   });
 
   it('has help for each group and command', async () => {

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { addIgnores, missingIgnores } from '../../src/core/config/gitignore';
+import { ControlPlanePaths } from '../../src/core/store/paths';
 import { tempDir } from '../support/helpers';
 
 describe('keeping .mam/ and .mam.env out of commits (real git)', () => {
@@ -15,6 +16,8 @@ describe('keeping .mam/ and .mam.env out of commits (real git)', () => {
 
   it('finds what git does not ignore, adds exactly that, and keeps what was there', async () => {
     fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/');
+    assert.deepEqual(await missingIgnores(repo), ['.mam/'], 'no .mam.env yet: nothing of it to leak');
+    fs.writeFileSync(path.join(repo, '.mam.env'), 'MQTT_PASSWORD=x\n');
     assert.deepEqual(await missingIgnores(repo), ['.mam/', '.mam.env']);
     addIgnores(repo, ['.mam/', '.mam.env']);
     assert.equal(gitignore(), 'node_modules/\n# Multi-Agent Mux: agent state and broker credentials\n.mam/\n.mam.env\n');
@@ -25,8 +28,21 @@ describe('keeping .mam/ and .mam.env out of commits (real git)', () => {
     assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: repo, encoding: 'utf8' }), '?? .gitignore\n', 'git sees neither');
   });
 
+  it('.mam/ ignores itself as soon as MAM writes to it, without touching the user\'s .gitignore', async () => {
+    fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n');
+    new ControlPlanePaths(repo).ensureDir();
+    fs.writeFileSync(path.join(repo, '.mam', 'agent-sessions.db'), '');
+    assert.deepEqual(await missingIgnores(repo), []);
+    assert.equal(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repo, encoding: 'utf8' }), '?? .gitignore\n');
+    assert.equal(gitignore(), 'node_modules/\n');
+    fs.writeFileSync(path.join(repo, '.mam', '.gitignore'), '# the user\'s own\n');
+    new ControlPlanePaths(repo).ensureDir();
+    assert.equal(fs.readFileSync(path.join(repo, '.mam', '.gitignore'), 'utf8'), '# the user\'s own\n', 'never overwritten');
+  });
+
   it('asks git, so any form of ignoring counts: another pattern, a parent folder, info/exclude', async () => {
     fs.writeFileSync(path.join(repo, '.gitignore'), '/.mam\n');
+    fs.writeFileSync(path.join(repo, '.mam.env'), 'MQTT_PASSWORD=x\n');
     assert.deepEqual(await missingIgnores(repo), ['.mam.env']);
     fs.appendFileSync(path.join(repo, '.git', 'info', 'exclude'), '.mam.env\n');
     assert.deepEqual(await missingIgnores(repo), []);

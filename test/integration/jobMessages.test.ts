@@ -28,7 +28,8 @@ describe('the subscriber against bad messages', function () {
     const cp = controlPlane(ws, logger);
     const config = resolveConfig({ workspace: ws, env: process.env });
     const sessions = new SessionService({ controlPlane: cp, config, logger, env: process.env, muxFactory: realMuxFactory(process.env) });
-    engine = new JobEngine({ controlPlane: cp, config, sessions, muxFactory: realMuxFactory(process.env), logger, env: process.env, cliPath: CLI });
+    // This engine's subscriber is what is tested: the broker's own job warden would race it to every event.
+    engine = new JobEngine({ controlPlane: cp, config, sessions, muxFactory: realMuxFactory(process.env), logger, env: { ...process.env, MAM_NO_WARDEN: '1' }, cliPath: CLI });
     await engine.connect();
     jobId = newJobId();
     await engine.ledger.register({ ...jobRecord({ id: jobId, state: 'registered' }), signed: true }, token);

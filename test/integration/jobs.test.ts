@@ -103,6 +103,22 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.equal(jobLines().length, 1);
   });
 
+  it('--no-wait and nobody watching (no monitor, no VS Code): the timers still judge, and the audit log keeps the pane\'s last screen', async () => {
+    await f.agent('w1', 'silent');
+    const r = await submit('w1', '--no-wait', '--start-timeout', '1');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const id = JSON.parse(r.stdout).id as string;
+    // Only the submitter has run, and it has exited: the workspace's broker daemon (or, on a broker
+    // of the user's own, the watcher the submit started) enforces T.
+    await until(() => f.controlPlane.jobs.get(id)?.state === 'failed', 30_000, 'the job to fail by its start timer');
+    const job = f.controlPlane.jobs.get(id)!;
+    assert.equal(job.reason, 'agent_blocked');
+    const ended = f.controlPlane.audit.readEntries(id).entries.find((e) => e.type === 'transition' && e.to === 'failed')!;
+    assert.match(String(ended.screen), /fake-agent ready/, 'the pane\'s last screen is in the audit log');
+    const logs = await f.run(['job', 'logs', id]);
+    assert.match(logs.stdout, /the pane's last screen:\n\s+│ /);
+  });
+
   it('started then silent → 2 deadline_timeout', async () => {
     await f.agent('w1', 'started-silent');
     const r = await submit('w1', '--idle-timeout', '1.5');

@@ -17,8 +17,8 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     fs.rmSync(path.join(f.workspace, '.git'), { recursive: true });
     const git = (...args: string[]) => execFileSync('git', args, { cwd: f.workspace, env: { ...process.env, ...GIT_ENV } });
     git('init', '-q');
+    // An ordinary checkout: nothing tells git to ignore .mam/ (it ignores itself), and it sits at the root.
     fs.writeFileSync(path.join(f.workspace, 'feature.txt'), 'the start\n');
-    fs.writeFileSync(path.join(f.workspace, '.gitignore'), '.mam/\n');
     git('add', '-A');
     git('commit', '-q', '-m', 'initial');
   });
@@ -44,6 +44,8 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
       [2, 'passed', ['rev-a:PASS', 'rev-b:PASS']],
     ]);
     assert.deepEqual(commits(), ['fix after round 1', 'implement', 'initial']);
+    assert.equal(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: f.workspace, encoding: 'utf8' }), '', '.mam/ ignores itself: the checkout is clean');
+    assert.ok(fs.existsSync(path.join(f.workspace, '.mam', '.gitignore')));
     const last = s.rounds[1]!;
     assert.equal(last.identity.head, execFileSync('git', ['rev-parse', 'HEAD'], { cwd: f.workspace, encoding: 'utf8' }).trim());
     for (const review of last.reviews) {
@@ -75,6 +77,7 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     assert.deepEqual(s.rounds.map((x) => [x.status, x.reviews[0]!.verdict]), [['stale', 'PASS'], ['passed', 'PASS']]);
     assert.notEqual(s.rounds[0]!.identity.tree, s.rounds[1]!.identity.tree);
     assert.equal(s.rounds[0]!.identity.head, s.rounds[1]!.identity.head, 'the edit was not committed: only the tree changed');
+    assert.deepEqual(s.rounds[0]!.changed_during_review, ['feature.txt'], 'the voided round names the file that changed');
     assert.ok(!s.steps.some((x) => x.kind === 'fix'), 'a stale round asks no fix');
   });
 
@@ -142,6 +145,42 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     assert.equal(linesTo('creator').length, 2, 'the creator got the implement and the fix, once each');
     assert.equal(linesTo('rev-a').length, 2, 'the reviewer got round 1 once and round 2 once');
     assert.deepEqual(commits(), ['fix after round 1', 'implement', 'initial']);
+    assert.equal(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: f.workspace, encoding: 'utf8' }), '', '.mam/ ignores itself: the checkout is clean');
+    assert.ok(fs.existsSync(path.join(f.workspace, '.mam', '.gitignore')));
+  });
+
+  it('a crash takes the loop and the tmux server mid-review: resume --all, then loop resume finishes it, asking the lost review again', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'NOT PASS,PASS', '--work-ms', '3000']);
+    const first = execa(process.execPath, [CLI, 'loop', '--task', 'Survive a reboot', '--creator', 'creator', '--reviewer', 'rev-a'], { cwd: f.workspace, env: f.env, reject: false });
+    const review = () => {
+      const loops = f.controlPlane.paths.loopsDir;
+      const name = fs.existsSync(loops) ? fs.readdirSync(loops).find((n) => n.endsWith('.json')) : undefined;
+      const s = name ? (JSON.parse(fs.readFileSync(path.join(loops, name), 'utf8')) as LoopState) : undefined;
+      const step = s?.steps.find((x) => x.key === 'r1:review:rev-a');
+      return step && f.controlPlane.jobs.get(step.job_id)?.state === 'started' ? { loop: s!, job: step.job_id } : undefined;
+    };
+    let lost: { loop: LoopState; job: string } | undefined;
+    try {
+      await until(() => (lost = review()) !== undefined, 30_000, 'round 1 to be under review');
+    } finally {
+      first.kill('SIGKILL');
+      await first;
+      await f.tmux.killServer();
+    }
+
+    const recovered = await f.run(['session', 'resume', '--all']);
+    assert.equal(recovered.exitCode, 0, recovered.stderr);
+    assert.match(recovered.stdout, new RegExp(`^rev-a \\(claude\\): resumed: in conversation \\S+ \\(open job ${lost!.job} failed: agent_exited\\)$`, 'm'));
+    assert.match(recovered.stdout, new RegExp(`^creator \\(claude\\): resumed: `, 'm'));
+    assert.match(recovered.stdout, new RegExp(`^Loop ${lost!.loop.id} was running: continue it with 'mam loop resume ${lost!.loop.id}'\\.$`, 'm'));
+
+    const resumed = await f.run(['loop', 'resume', lost!.loop.id, '--json']);
+    assert.equal(resumed.exitCode, 0, resumed.stderr);
+    const s = state(resumed);
+    assert.equal(s.status, 'passed');
+    assert.notEqual(s.steps.find((x) => x.key === 'r1:review:rev-a')!.job_id, lost!.job, 'the lost review was asked again, as a new job');
+    assert.deepEqual(s.rounds.map((x) => [x.n, x.status]), [[1, 'not_passed'], [2, 'passed']]);
   });
 
   it('a planner plans, the creator challenges it once, and the revised plan goes to the implementation', async () => {

@@ -59,7 +59,7 @@ export function muxContract(name: string, make: () => Promise<BackendUnderTest>)
       let line = '';
       while (line.length < 2048) line += chunk;
       line = [...line].slice(0, 2048).join('');
-      const report = await injectLine(mux, pane.id, line, { readySign: /fake-agent ready/ });
+      const report = await injectLine(mux, pane.id, line, { readScreen: (s) => ({ kind: /fake-agent ready/.test(s) ? 'ready' : 'unknown' }) });
       assert.equal(report.ready, 'sign');
       await until(() => readAgentLog(log).some((e) => e.event === 'line'), 10_000, 'the line to arrive');
       const lines = readAgentLog(log).filter((e) => e.event === 'line');

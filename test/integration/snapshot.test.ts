@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { changedFiles, fileAt, resolveCommit, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
@@ -49,6 +49,38 @@ describe('snapshot identities (real git)', () => {
     write('.mam/loops/l-1.json', '{}\n');
     write('.mam.env', 'MAM_BROKER_PASSWORD=secret\n');
     assert.deepEqual(await snapshotIdentity(repo, base), before, 'ignored files, .mam/ and .mam.env do not count');
+  });
+
+  it('MAM writing its own files while git runs never fails or changes a snapshot, .mam/ ignored or not', async function () {
+    this.timeout(60_000);
+    write('a.txt', 'under review\n');
+    const expected = (await snapshotIdentity(repo, base)).tree;
+    // What the control plane does during a round: lock directories made and renamed away, events
+    // appended, files replaced by rename — as fast as it can, in another process.
+    const churn = spawn(process.execPath, ['-e', `
+      const fs = require('fs'), path = require('path');
+      const dir = path.join(process.argv[1], '.mam');
+      for (let i = 0; ; i++) {
+        const lock = path.join(dir, 'locks', 'job-' + (i % 7) + '.lock');
+        fs.mkdirSync(lock, { recursive: true });
+        fs.writeFileSync(path.join(lock, 'owner'), String(i));
+        fs.rmSync(lock, { recursive: true, force: true });
+        fs.appendFileSync(path.join(dir, 'events.ndjson'), i + '\\n');
+        fs.writeFileSync(path.join(dir, 'job.json.tmp'), String(i));
+        fs.renameSync(path.join(dir, 'job.json.tmp'), path.join(dir, 'job-' + (i % 3) + '.json'));
+      }`, repo], { stdio: 'ignore' });
+    try {
+      for (const ignored of [false, true]) {
+        if (ignored) write('.gitignore', 'build/\n.mam/\n.mam.env\n');
+        const want = ignored ? (await snapshotIdentity(repo, base)).tree : expected;
+        for (let i = 0; i < 30; i++) {
+          if (i % 10 === 0) write('.mam.env', `MQTT_PASSWORD=${i}\n`);
+          assert.equal((await snapshotIdentity(repo, base, `l-race/r${i}`)).tree, want, `snapshot ${i} (.mam/ ${ignored ? '' : 'not '}ignored)`);
+        }
+      }
+    } finally {
+      churn.kill('SIGKILL');
+    }
   });
 
   it('never touches the user\'s index', async () => {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import { execa } from 'execa';
 import { MemoryLogger } from '../../src/core/base/log';
 import { ControlPlane } from '../../src/core/controlPlane';
@@ -86,3 +87,13 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
 
 
 export { jobRecord, sessionRow } from './rows';
+
+/** Stops a child process: SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
+export async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}

@@ -11,6 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { MAX_PACKET_BYTES, type BrokerEndpoint } from '../../src/core/messaging/brokerRecord';
 import { probeBroker } from '../../src/core/messaging/mqttProbe';
+import { stopChild } from './helpers';
 
 export interface MosquittoOptions {
   /** Accept clients without credentials (default false: a user and password are required). */
@@ -100,7 +101,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   let child = await launch(config, endpoint, dir);
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
   const stop = async (): Promise<void> => {
-    await kill(child);
+    await stopChild(child, 5_000);
   };
   const start = async (): Promise<void> => {
     if (!running()) child = await launch(config, endpoint, dir);
@@ -133,7 +134,7 @@ async function launch(config: string, endpoint: BrokerEndpoint, dir: string): Pr
     const probe = await probeBroker(endpoint, 1_000);
     if (probe.ok) return child;
     if (Date.now() > deadline) {
-      await kill(child);
+      await stopChild(child, 5_000);
       throw new Error(`mosquitto did not accept connections within 10 s (${probe.detail}): ${readLog(dir)}`);
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -146,15 +147,6 @@ function readLog(dir: string): string {
   } catch {
     return '';
   }
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await gone;
-  clearTimeout(timer);
 }
 
 /** A port nobody listens on right now (the OS picks it). */

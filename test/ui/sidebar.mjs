@@ -61,6 +61,9 @@ try {
   agent('reviewer-1', 'reviewer', 'heartbeats');
   agent('tester-1', 'worker', 'permission', ['--work-ms', '600000']);
   agent('breaker-1', 'worker', 'error');
+  // An agent waiting on a first-run screen (claude's warning, as the fake agent plays it): kept, needs attention.
+  const blocked = spawnSync(process.execPath, [CLI, 'session', 'create', '--agent', 'claude', '--name', 'docs-1', '--role', 'worker', '--command', [process.execPath, FAKE, '--as', 'claude', '--dialog', 'WARNING: Claude Code running in Bypass Permissions mode'].map((w) => JSON.stringify(w)).join(' ')], { cwd: ws, env, encoding: 'utf8' });
+  if (blocked.status !== 4) throw new Error(`session create for a blocked agent exited ${blocked.status}, not 4: ${blocked.stderr}`);
   mam('job', 'submit', '--session', 'creator-1', '--prompt', 'Add input validation to the signup form');
   mam('job', 'submit', '--session', 'reviewer-1', '--prompt', 'Review the payment retry logic', '--no-wait');
   mam('job', 'submit', '--session', 'tester-1', '--prompt', 'Clean the build folder and rerun the e2e tests', '--no-wait');
@@ -71,7 +74,7 @@ try {
   mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
 
   code = run('ui', '--vsix', vsix, '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
-    '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1',
+    '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1', '--expect', 'docs-1',
     '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
     '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input',
     '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'),

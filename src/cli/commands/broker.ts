@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ControlPlanePaths } from '../../core/store/paths';
 import type { Logger } from '../../core/base/log';
+import { JobEngine } from '../../core/jobs/jobEngine';
 import { externalBroker } from '../../core/messaging/brokerEndpoint';
 import { brokerFiles, describeEndpoint, runningEmbeddedBroker } from '../../core/messaging/brokerRecord';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
@@ -96,12 +97,29 @@ const serve: Command = {
   async run(ctx) {
     // aedes lives in its own bundle (dist/broker-daemon.js), so that no other command pays for it.
     const { runBrokerDaemon } = require(path.join(__dirname, 'broker-daemon.js')) as typeof import('../../core/messaging/brokerDaemon');
-    const code = await runBrokerDaemon(paths(ctx), daemonLogger(ctx.io));
+    const logger = daemonLogger(ctx.io);
+    const code = await runBrokerDaemon(paths(ctx), logger, { onListening: () => startWarden(ctx, logger) });
     // Everything is closed by now; if some library still holds the event loop, leave anyway.
     setTimeout(() => process.exit(code), 1_000).unref();
     return code;
   },
 };
+
+/**
+ * The job warden, in the daemon: the timers of jobs nobody waits on (`--no-wait`, or a submitter
+ * that died) are enforced as long as the workspace's broker runs — with VS Code closed and no
+ * `mam monitor` started. It subscribes like any engine, so late events are applied before a timer
+ * judges, and it is one more supervisor among those that may run: each decision is re-checked
+ * under the job's lock, so none is taken twice.
+ */
+async function startWarden(ctx: CommandContext, logger: Logger): Promise<{ dispose(): void } | undefined> {
+  if (ctx.io.env.MAM_NO_WARDEN) return undefined; // tests and benchmarks whose own subscriber is the subject
+  const engine = new JobEngine({ ...ctx.jobs().deps, logger });
+  await engine.connect();
+  engine.supervise('orphans', { rescanEveryMs: 30_000 });
+  logger.info('job warden: enforcing the timers of jobs nobody waits on');
+  return engine;
+}
 
 /** Timestamped lines to stderr, which the daemon's spawner points at .mam/broker.log. */
 function daemonLogger(io: CliIo): Logger {

@@ -67,7 +67,7 @@ const submit: Command = {
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });
-    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${job.detail}` : ''}`);
+    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${job.detail}` : job.why ? `: ${job.why}` : ''}`);
     return result.exitCode;
   },
 };

@@ -1,5 +1,9 @@
 import { reconcile, type ReconcileReport } from '../../core/sessions/sessionStatus';
-import { type Command } from '../command';
+import * as fs from 'node:fs';
+import { LockTimeoutError } from '../../core/base/errors';
+import { isTerminal } from '../../core/jobs/jobSchema';
+import { acquire } from '../../core/store/lock';
+import { type Command, type CommandContext } from '../command';
 import { repeatUntilSignal } from '../repeat';
 
 /**
@@ -12,6 +16,7 @@ export const monitorCommand: Command = {
   summary: 'keep sessions and jobs in order: repair drift, apply events, enforce job timers',
   options: {
     once: { kind: 'boolean', description: 'one pass, then exit' },
+    'until-idle': { kind: 'boolean', description: 'only jobs: enforce their timers until none is open, then exit (one per workspace; a --no-wait submit starts it when MQTT_BROKER names your own broker)' },
     interval: { kind: 'seconds', value: 'S', description: 'seconds between session checks (default 5)' },
   },
   async run(ctx) {
@@ -28,6 +33,7 @@ export const monitorCommand: Command = {
     engine.ledger.onDidApplyEvent(({ job, payload, late }) => {
       if (late) ctx.out(`job ${job.id}: late ${payload.event} (seq ${payload.seq}) after it ended ${job.state}`);
     });
+    if (ctx.args.options['until-idle']) return watchUntilIdle(ctx);
     await engine.connect();
     const supervisor = engine.supervise('orphans');
     if (ctx.args.options.once) {
@@ -40,3 +46,40 @@ export const monitorCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * The detached job watcher for workspaces on an external broker (the embedded broker's daemon
+ * does this itself): one per workspace, under the `warden` lock; it exits once no job is open.
+ */
+async function watchUntilIdle(ctx: CommandContext): Promise<number> {
+  let release: () => void;
+  try {
+    release = await acquire(ctx.controlPlane().paths.lock('warden'), { timeoutMs: 0, what: 'the job watcher' });
+  } catch (err) {
+    if (err instanceof LockTimeoutError) return 0; // another watcher runs
+    throw err;
+  }
+  try {
+    const engine = ctx.jobs();
+    const cp = ctx.controlPlane();
+    const idle = (): boolean => !fs.existsSync(cp.paths.dir) || !cp.jobs.list().jobs.some((j) => !isTerminal(j.state));
+    await engine.connect();
+    engine.supervise('orphans', { rescanEveryMs: 30_000 });
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (!idle()) return;
+        clearInterval(timer);
+        sub.dispose();
+        resolve();
+      };
+      // Looked at when a job ends here, and now and then (a job may end in another process).
+      const sub = engine.ledger.onDidChangeJob(({ job }) => isTerminal(job.state) && check());
+      const timer = setInterval(check, 5_000);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { clearInterval(timer); sub.dispose(); resolve(); });
+      check();
+    });
+    return 0;
+  } finally {
+    release();
+  }
+}

@@ -2,6 +2,10 @@ import { AGENT_NAMES } from '../../core/agents';
 import { splitWords } from '../../core/base/words';
 import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
 import { onboardSession } from '../../core/jobs/onboard';
+import { ExitCode, UsageError } from '../../core/base/errors';
+import { LoopStore } from '../../core/loop/loopState';
+import { resumeAll } from '../../core/recovery';
+import { isAlive } from '../../core/store/lock';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 import { sessionMonitor, sessionStatusCommand } from './sessionStatus';
@@ -117,12 +121,40 @@ const stop: Command = {
 
 const resume: Command = {
   path: ['session', 'resume'],
-  summary: 'restart a stopped session in its saved conversation, in its original folder',
-  positionals: NAME,
-  options: { cwd: { kind: 'string', value: 'DIR', description: 'must be the folder the session ran in (checked, never changed)' }, ...JSON_OPTION },
+  summary: 'restart a stopped session in its saved conversation, in its original folder (--all: every session a crash or reboot ended)',
+  positionals: [{ name: 'session', description: 'the session name (or --all)' }],
+  options: {
+    cwd: { kind: 'string', value: 'DIR', description: 'must be the folder the session ran in (checked, never changed)' },
+    all: { kind: 'boolean', description: 'resume every session that was running when its multiplexer server went away (not those you stopped)' },
+    ...JSON_OPTION,
+  },
+  details: [
+    'With --all: jobs still open on a dead agent end failed (agent_exited) first; a running loop then continues with',
+    "'mam loop resume ID'. Exit status: 0 all resumed (or none to resume); 4 an agent shows a screen only you can answer;",
+    '1 a session could not be resumed.',
+  ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
-    const row = await ctx.sessions().resume(ctx.args.positionals[0]!, { baseDir: ctx.io.cwd, ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}) });
+    const name = ctx.args.positionals[0];
+    if (o.all) {
+      if (name !== undefined) throw new UsageError('give a session name or --all, not both');
+      if (o.cwd !== undefined) throw new UsageError('--cwd goes with a session name, not --all');
+      const engine = ctx.jobs();
+      const results = await resumeAll({ controlPlane: ctx.controlPlane(), sessions: ctx.sessions(), ledger: engine.ledger });
+      if (o.json) ctx.json(results);
+      else if (results.length === 0) ctx.out('Nothing to resume: no session lost its pane.');
+      for (const r of o.json ? [] : results) {
+        const jobs = r.failed_jobs.length ? ` (open job${r.failed_jobs.length === 1 ? '' : 's'} ${r.failed_jobs.join(', ')} failed: agent_exited)` : '';
+        const what = { resumed: 'resumed', needs_attention: 'needs attention', not_resumable: 'not resumable', failed: 'failed' }[r.outcome];
+        ctx.out(`${r.name} (${r.agent}): ${what}: ${r.detail}${jobs}`);
+      }
+      const loops = new LoopStore(ctx.controlPlane().paths).list().filter((l) => l.status === 'running' && (!l.owner || !isAlive(l.owner.pid)));
+      if (!o.json) for (const l of loops) ctx.out(`Loop ${l.id} was running: continue it with 'mam loop resume ${l.id}'.`);
+      if (results.some((r) => r.outcome === 'failed' || r.outcome === 'not_resumable')) return ExitCode.failed;
+      return results.some((r) => r.outcome === 'needs_attention') ? ExitCode.needsAttention : 0;
+    }
+    if (name === undefined) throw new UsageError("mam session resume: missing SESSION (or --all); see 'mam session resume --help'");
+    const row = await ctx.sessions().resume(name, { baseDir: ctx.io.cwd, ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}) });
     if (o.json) ctx.json(row);
     else ctx.out(`Resumed session ${row.name} in pane ${row.target}${row.conversation_id ? ` (conversation ${row.conversation_id})` : ''}.\nAttach: ${attachHint(ctx, row)}`);
     return 0;

@@ -22,7 +22,7 @@ export const sessionStatusCommand: Command = {
     for (const line of table(states, [
       ['NAME', (s) => s.session?.name ?? '(unregistered)'],
       ['AGENT', (s) => dash(s.session?.agent)],
-      ['STATUS', (s) => dash(s.session?.status)],
+      ['STATUS', (s) => (s.attention ? 'needs attention' : dash(s.session?.status))],
       ['PANE', (s) => (s.pane ? `${s.pane.id} ${s.pane.alive ? 'alive' : 'dead'}` : '-')],
       ['COMMAND', (s) => dash(s.pane?.command)],
       ['CONVERSATION', (s) => dash(s.session?.conversation_id)],
@@ -30,6 +30,9 @@ export const sessionStatusCommand: Command = {
       ['CWD', (s) => dash(s.pane?.cwd ?? s.session?.cwd)],
     ])) {
       ctx.out(line);
+    }
+    for (const s of states) {
+      if (s.attention && s.session) ctx.out(`${s.session.name}: ${s.session.agent} shows ${s.attention.name}. ${s.attention.answer}`);
     }
     return 0;
   },

@@ -1,4 +1,5 @@
 import type { Key } from '../mux/multiplexer';
+import type { BlockingScreen } from './screens';
 
 /** One step of an agent's graceful exit: type a line, or press keys. */
 export type ExitStep = { text: string } | { keys: Key[] };
@@ -36,8 +37,13 @@ export interface AgentAdapter {
   readonly defaultArgs: readonly string[];
   /** Extra environment the agent needs to run unattended. */
   environment(): Record<string, string>;
-  /** A sign on screen that the agent takes input; absent: judged by quiet output. */
+  /**
+   * A sign on screen that the agent takes input. With one, MAM types only once it shows; without
+   * one (`shell`), readiness is judged by quiet output.
+   */
   readonly readySign?: RegExp;
+  /** Screens that block the agent until a person answers them; MAM names them, never types into them. */
+  readonly blockingScreens?: readonly BlockingScreen[];
   readonly exitSteps: readonly ExitStep[];
   /** The conversation ID to pass at spawn, when the CLI lets the caller choose it. */
   preassignId?(): string;
@@ -46,6 +52,11 @@ export interface AgentAdapter {
   resumeArgv(program: readonly string[], args: readonly string[], conversationId: string): string[] | null;
   /** Conversations in the agent's store that ran in `cwd` (physical path), newest first. */
   listConversations?(ctx: StoreContext, cwd: string): Promise<StoredConversation[]>;
+  /**
+   * The conversation a file of the agent's store belongs to, when the agent keeps that file open
+   * while it runs (codex keeps its rollout open): the exact way to learn a running agent's ID.
+   */
+  conversationOfFile?(ctx: StoreContext, file: string): string | undefined;
   purgePlan(ctx: StoreContext, conversationId: string, cwd: string): Promise<PurgePlan>;
 }
 

@@ -17,7 +17,41 @@ export const claude: AgentAdapter = {
     // updates itself with `npm install --global` in the middle of a session.
     return { DISABLE_AUTOUPDATER: '1', ...(process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}) };
   },
+  // Its prompt's footer: "⏵⏵ bypass permissions on" in bypass mode (no "? for shortcuts" then).
   readySign: /bypass permissions on|\? for shortcuts/,
+  // Seen on 2.1.197 in a tmux pane (docs/agent-clis.md). Each pre-answer is a key of claude's own config.
+  blockingScreens: [
+    {
+      id: 'bypass_warning',
+      name: 'its Bypass Permissions warning',
+      answer: 'Attach and choose "Yes, I accept" (Enter alone chooses "No, exit"), or pre-answer it for good with "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json.',
+      sign: /Bypass Permissions mode/,
+    },
+    {
+      id: 'folder_trust',
+      name: 'its folder-trust question',
+      answer: 'Attach and choose "Yes, I trust this folder" (claude remembers it for this folder).',
+      sign: /Is this a project you created or one you trust\?|Do you trust the files in this folder\?/,
+    },
+    {
+      id: 'api_key',
+      name: 'its question whether to use the API key in your environment',
+      answer: 'Attach and choose "Yes" (the default is "No", after which claude is not logged in), or unset ANTHROPIC_API_KEY to log in instead.',
+      sign: /Detected a custom API key in your environment/,
+    },
+    {
+      id: 'first_run',
+      name: 'its first-run setup (theme and security notes)',
+      answer: 'Attach and finish it once; claude then skips it ("hasCompletedOnboarding" in ~/.claude.json).',
+      sign: /Choose the text style that looks best with your terminal|Security notes:/,
+    },
+    {
+      id: 'not_logged_in',
+      name: 'that it is not logged in (every message would be refused)',
+      answer: 'Attach and run /login, or set ANTHROPIC_API_KEY and accept it when claude asks.',
+      sign: /Not logged in · (Please )?[Rr]un \/login/,
+    },
+  ],
   exitSteps: [{ text: '/exit' }],
   preassignId: () => randomUUID(),
   spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],

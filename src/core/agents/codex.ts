@@ -13,7 +13,31 @@ export const codex: AgentAdapter = {
   program: ['codex'],
   defaultArgs: ['--no-daemon', '--dangerously-bypass-approvals-and-sandbox'],
   environment: () => ({}),
-  readySign: /Ask Codex to do anything|\? for shortcuts/,
+  // The footer of its ready screen. Not "Ask Codex to do anything" nor "? for shortcuts" alone:
+  // its loading splash (~0.5 s) shows both before a trust, sign-in or update screen replaces it,
+  // and its composer's placeholder changes from turn to turn.
+  readySign: /← for agents/,
+  // Seen on 0.171.0 in a tmux pane (docs/agent-clis.md).
+  blockingScreens: [
+    {
+      id: 'folder_trust',
+      name: 'its folder-trust question',
+      answer: 'Attach and choose "Trust and continue", or add [projects."<folder>"] with trust_level = "trusted" to ~/.codex/config.toml.',
+      sign: /Trust this folder\? Codex can read, edit, and run files here|Do you trust the contents of this directory\?/,
+    },
+    {
+      id: 'login',
+      name: 'its sign-in screen',
+      answer: "Attach and sign in, or run 'codex login' once (with an API key: 'codex login --with-api-key').",
+      sign: /Welcome to Codex, OpenAI's command-line coding agent|Choose how you want to use Codex|Sign in with ChatGPT/,
+    },
+    {
+      id: 'update',
+      name: 'an offer to update itself',
+      answer: 'Attach and press Esc to skip it (Enter would run npm install -g), or set check_for_update_on_startup = false in ~/.codex/config.toml.',
+      sign: /Update available · [\d.]+ → [\d.]+/,
+    },
+  ],
   exitSteps: [{ text: '/exit' }],
   spawnArgv: (program, args) => [...program, ...args],
   resumeArgv: (program, args, id) => [...program, 'resume', id, ...args],
@@ -34,6 +58,11 @@ export const codex: AgentAdapter = {
       }
     }
     return newestFirst(found);
+  },
+  conversationOfFile(ctx, file) {
+    const root = path.join(ctx.env.CODEX_HOME || path.join(ctx.home, '.codex'), 'sessions') + path.sep;
+    if (!file.startsWith(root) || !/\/rollout-[^/]*\.jsonl$/.test(file)) return undefined;
+    return sessionMeta(file)?.id;
   },
   async purgePlan(ctx, id, cwd) {
     return { argv: [...ctx.program, 'delete', id, '--force'], cwd };

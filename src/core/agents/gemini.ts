@@ -15,6 +15,21 @@ export const gemini: AgentAdapter = {
   defaultArgs: ['--yolo'],
   environment: () => ({}),
   readySign: /Type your message|\? for shortcuts/,
+  // From its 0.61.0 run notes (docs/agent-clis.md).
+  blockingScreens: [
+    {
+      id: 'folder_trust',
+      name: 'its folder-trust question',
+      answer: 'Attach and trust the folder, or add it to ~/.gemini/trustedFolders.json ({"<folder>": "TRUST_FOLDER"}).',
+      sign: /Do you trust the files in this folder\?/,
+    },
+    {
+      id: 'auth',
+      name: 'its sign-in choice',
+      answer: 'Attach and choose how to sign in, or set GEMINI_API_KEY and "security.auth.selectedType": "gemini-api-key" in ~/.gemini/settings.json.',
+      sign: /How would you like to authenticate for this project\?/,
+    },
+  ],
   exitSteps: [{ text: '/quit' }],
   preassignId: () => randomUUID(),
   spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],

@@ -14,6 +14,14 @@ export const grok: AgentAdapter = {
   defaultArgs: ['--always-approve'],
   environment: () => ({ GROK_DISABLE_AUTOUPDATER: '1' }),
   readySign: /always-approve|Ctrl\+x:shortcuts/,
+  blockingScreens: [
+    {
+      id: 'login',
+      name: 'its sign-in screen',
+      answer: 'Attach and log in (l), or set XAI_API_KEY before starting it.',
+      sign: /Login with Grok/,
+    },
+  ],
   exitSteps: [{ text: '/quit' }],
   preassignId: () => randomUUID(),
   spawnArgv: (program, args, id) => [...program, ...args, ...(id ? ['--session-id', id] : [])],

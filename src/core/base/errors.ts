@@ -10,6 +10,8 @@ export const ExitCode = {
   timeout: 2,
   /** The broker is unusable and no terminal state is on disk. */
   brokerUnusable: 3,
+  /** The agent shows a screen only a person can answer (a first-run dialog, a warning); the session is kept. */
+  needsAttention: 4,
   /** The prompt was not delivered (busy, target not found, record claimed by another attempt). */
   notDelivered: 5,
   /** `session create --onboard`: the onboarding job failed. */

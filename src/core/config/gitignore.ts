@@ -9,13 +9,15 @@ export const MAM_IGNORES = ['.mam/', '.mam.env'] as const;
 /**
  * The entries of MAM_IGNORES that git does not ignore in `workspace`, as git itself decides (any
  * .gitignore up the tree, info/exclude, the global excludes file); undefined outside a git checkout.
+ * `.mam/` normally ignores itself (its own `.gitignore` of `*`); `.mam.env` counts only once it
+ * exists — a file that is not there cannot end up in a commit.
  */
 export async function missingIgnores(workspace: string): Promise<string[] | undefined> {
   const probes = { '.mam/': '.mam/agent-sessions.db', '.mam.env': '.mam.env' } as const;
   const r = await exec('git', ['check-ignore', '--', ...Object.values(probes)], { cwd: workspace, timeoutMs: 30_000 }).catch(() => undefined);
   if (!r || (r.exitCode !== 0 && r.exitCode !== 1)) return undefined;
   const ignored = new Set(r.stdout.split('\n').map((l) => l.trim()));
-  return MAM_IGNORES.filter((entry) => !ignored.has(probes[entry]));
+  return MAM_IGNORES.filter((entry) => !ignored.has(probes[entry]) && (entry !== '.mam.env' || fs.existsSync(path.join(workspace, '.mam.env'))));
 }
 
 /** Appends `entries` to the workspace's own .gitignore (created when missing), atomically. */

@@ -15,6 +15,19 @@ export interface BriefInput {
   appendix?: string;
 }
 
+/** Roles that hand in a report file with their completion. */
+export function handsInReport(role: string | null): boolean {
+  return role === 'reviewer' || role === 'planner';
+}
+
+/**
+ * Where the agent writes its report: beside the brief, under `.mam/`, so writing it never changes
+ * the tree under review (a report written into the checkout would void its own review round).
+ */
+export function reportPathOf(briefPath: string): string {
+  return path.join(path.dirname(briefPath), 'report.md');
+}
+
 /**
  * Writes `.mam/jobs/<id>/brief.md`: the task, the role, and the exact commands for every event,
  * with the absolute path of the bundled CLI so no global install is needed. Long or non-ASCII
@@ -23,6 +36,7 @@ export interface BriefInput {
 export function writeBrief(input: BriefInput, file: string): void {
   const { job } = input;
   const mam = `node ${quote(input.cliPath)} event`;
+  const report = handsInReport(job.role) ? reportPathOf(file) : undefined;
   const common = `--job ${job.id} --workspace ${quote(input.workspace)}`;
   const text = `# MAM job ${job.id}
 
@@ -57,10 +71,10 @@ ${input.appendix ? `\n${input.appendix.trim()}\n` : ''}
    ${mam} permission_required ${common} --detail "what you need"
    \`\`\`
 
-4. When you are done, report completion with a one-line summary${job.role === 'reviewer' || job.role === 'planner' ? ' and hand in your report file' : ''}:
-
+4. When you are done, report completion with a one-line summary${report ? ' and hand in your report' : ''}:
+${report ? `\n   Write your report to this file, and nowhere else (it lies outside the code under review, so writing it\n   changes nothing that is being reviewed):\n\n   ${report}\n` : ''}
    \`\`\`sh
-   ${mam} completed ${common} --detail "one-line summary"${job.role === 'reviewer' || job.role === 'planner' ? ' --report /path/to/report.md' : ''}
+   ${mam} completed ${common} --detail "one-line summary"${report ? ` --report ${quote(report)}` : ''}
    \`\`\`
 ${job.role === 'reviewer' ? '\n   End the report with your verdict alone on its last line: `[VERDICT: PASS]` or `[VERDICT: NOT PASS]`.\n' : ''}
 5. If you cannot do the job, report the error instead:

@@ -6,10 +6,18 @@ export function formatEntry(e: AuditEntry): string {
     case 'event':
       return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}${e.late ? '  (late: the job had already ended)' : ''}`;
     case 'transition':
-      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}`;
+      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}${typeof e.note === 'string' ? `: ${e.note}` : ''}${screenOf(e)}`;
     case 'note':
-      return `${e.at}  note                ${e.note}`;
+      return `${e.at}  note                ${e.note}${screenOf(e)}`;
     default:
       return JSON.stringify(e);
   }
+}
+
+/** The pane's screen recorded with an entry (a job that timed out, an agent that was blocked), indented. */
+function screenOf(e: AuditEntry): string {
+  if (typeof e.screen !== 'string' || e.screen.trim() === '') return '';
+  // Screen text came from an agent's pane: never hand its control characters to a terminal.
+  const lines = e.screen.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '').split('\n');
+  return `\n${' '.repeat(22)}the pane's last screen:\n${lines.map((l) => `${' '.repeat(22)}│ ${l}`).join('\n')}`;
 }

@@ -4,7 +4,6 @@ import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../controlPlane';
-import { JobOutbox } from '../messaging/outbox';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
 import { readIfExists } from '../store/atomicFile';
 import { isTerminal } from './jobSchema';
@@ -46,8 +45,9 @@ export class JobBus extends DisposableBase {
     };
     client.on('message', onMessage);
     this._register(toDisposable(() => client.removeListener('message', onMessage)));
-    this._register(ledger.onDidChangeJob(({ job, previous }) => {
-      if (job.state !== previous || isTerminal(job.state)) void this.publishState(job.id, job.state, job.reason, job.seq);
+    this._register(ledger.onDidChangeJob(({ job, previous, patched }) => {
+      // A patch (the prompt was typed, nobody waits any more) moves other processes' deadlines: tell them too.
+      if (job.state !== previous || isTerminal(job.state) || patched) void this.publishState(job.id, job.state, job.reason, job.seq);
     }));
   }
 
@@ -99,8 +99,29 @@ export class JobBus extends DisposableBase {
     this.rejected.fire({ topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
   }
 
+  /**
+   * Resolves once every state message this process has started to publish has been sent (or
+   * failed), or after `boundMs`: with the broker away a QoS 1 publish waits for its return, and the
+   * watchers find the change on disk anyway (they rescan).
+   */
+  async flush(boundMs = 2_000): Promise<void> {
+    if (!this.client.connected) return;
+    const deadline = Date.now() + boundMs;
+    while (this.publishing.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.all([...this.publishing]), new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref?.())]);
+    }
+  }
+
+  private readonly publishing = new Set<Promise<void>>();
+
   /** Publishes the job's retained state message (signed when the job is). */
-  private async publishState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
+  private publishState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
+    const sent = this.sendState(jobId, state, reason, seq).finally(() => this.publishing.delete(sent));
+    this.publishing.add(sent);
+    return sent;
+  }
+
+  private async sendState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
     const payload: StatePayload = { v: 1, job_id: jobId, state, reason, seq, ts: new Date().toISOString() };
     const token = this.tokenOf(jobId);
     if (token) payload.sig = signatureOf(payload, token);
@@ -119,17 +140,7 @@ export class JobBus extends DisposableBase {
    */
   async drainOutboxes(): Promise<number> {
     let applied = 0;
-    for (const job of this.controlPlane.jobs.list().jobs) {
-      const outbox = new JobOutbox(this.controlPlane.paths.jobDir(job.id));
-      if (outbox.allocatedSeq() <= job.seq && (job.missing ?? []).length === 0) continue;
-      const missing = new Set(job.missing ?? []);
-      for (const payload of outbox.events()) {
-        if (payload.seq <= job.seq && !missing.has(payload.seq)) continue;
-        const outcome = await this.ledger.applyEvent(payload, 'disk');
-        if (outcome.status === 'applied') applied++;
-        else if (outcome.status === 'rejected') this.logger.warn(`outbox of ${job.id}: ${outcome.message}`);
-      }
-    }
+    for (const job of this.controlPlane.jobs.list().jobs) applied += await this.ledger.applyOutbox(job);
     return applied;
   }
 

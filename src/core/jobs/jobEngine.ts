@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { MqttClient } from 'mqtt';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
@@ -71,9 +72,42 @@ export class JobEngine extends DisposableBase {
     return this.bus;
   }
 
-  supervise(scope: SupervisorOptions['scope']): JobSupervisor {
-    const supervisor = this._register(new JobSupervisor({ controlPlane: this.deps.controlPlane, ledger: this.ledger, muxFactory: this.deps.muxFactory, logger: this.deps.logger, scope }));
+  /**
+   * Someone must enforce the timers of a job nobody waits on. On the embedded broker its daemon
+   * does (the job warden); on a broker of the user's own, a detached `mam monitor --until-idle`
+   * does, one per workspace, until no job is open.
+   */
+  ensureWatcher(): void {
+    if (!this.endpointCache || this.endpointCache.embedded || this.deps.env.MAM_NO_WARDEN) return;
+    const child = spawn(process.execPath, [this.deps.cliPath, 'monitor', '--until-idle', '--workspace', this.deps.controlPlane.workspace], {
+      detached: true,
+      stdio: 'ignore',
+      env: this.deps.env,
+      cwd: this.deps.controlPlane.workspace,
+    });
+    child.on('error', (err) => this.deps.logger.warn(`could not start the job watcher: ${err.message}`));
+    child.unref();
+  }
+
+  /** Waits until the state messages this process published have left it (before a short-lived process exits). */
+  async flush(): Promise<void> {
+    await this.bus?.flush();
+  }
+
+  supervise(scope: SupervisorOptions['scope'], options: { rescanEveryMs?: number } = {}): JobSupervisor {
+    const supervisor = this._register(
+      new JobSupervisor({
+        controlPlane: this.deps.controlPlane, ledger: this.ledger, muxFactory: this.deps.muxFactory, logger: this.deps.logger, scope,
+        beforeJudge: async (jobId) => void (await this.ledger.applyOutbox(jobId)),
+      }),
+    );
     supervisor.scan();
+    if (options.rescanEveryMs) {
+      // A change whose state message never arrived (its process died first) is still found.
+      const timer = setInterval(() => supervisor.scan(), options.rescanEveryMs);
+      timer.unref?.();
+      this._register(toDisposable(() => clearInterval(timer)));
+    }
     return supervisor;
   }
 

@@ -4,6 +4,7 @@ import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../controlPlane';
+import { JobOutbox } from '../messaging/outbox';
 import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import type { AuditEntry } from '../store/auditLog';
@@ -14,6 +15,8 @@ export interface JobChange {
   job: JobRecord;
   /** The state before the change; null for a job just registered. */
   previous: JobState | null;
+  /** Fields changed without an event or a state change (delivery, owner): other processes' timers depend on them. */
+  patched?: boolean;
 }
 
 export type ApplyOutcome =
@@ -63,7 +66,12 @@ export class JobLedger extends DisposableBase {
    * Moves a job to `to` if `when` still holds under the lock (another process may have moved it
    * meanwhile); resolves with the new record, or undefined when nothing was done.
    */
-  async transition(jobId: string, to: JobState, reason: string | null, options: { fields?: Partial<JobRecord>; when?: (job: JobRecord) => boolean; note?: string } = {}): Promise<JobRecord | undefined> {
+  async transition(
+    jobId: string,
+    to: JobState,
+    reason: string | null,
+    options: { fields?: Partial<JobRecord>; when?: (job: JobRecord) => boolean; note?: string; /** The pane's last screen, for the audit log. */ screen?: string } = {},
+  ): Promise<JobRecord | undefined> {
     let change: JobChange | undefined;
     await this.controlPlane.jobs.withJobLock(jobId, () => {
       const job = this.controlPlane.jobs.require(jobId);
@@ -72,7 +80,8 @@ export class JobLedger extends DisposableBase {
       const now = new Date().toISOString();
       const next: JobRecord = { ...job, ...options.fields, state: to, reason: reason ?? job.reason, updated_at: now };
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
-      this.write(next, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}) }]);
+      if (isTerminal(to) && options.note) next.why = options.note;
+      this.write(next, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
       change = { job: next, previous: job.state };
     });
     return this.afterChange(change);
@@ -85,7 +94,7 @@ export class JobLedger extends DisposableBase {
       const job = this.controlPlane.jobs.require(jobId);
       const next = { ...job, ...fields, updated_at: new Date().toISOString() };
       this.write(next, []);
-      change = { job: next, previous: job.state };
+      change = { job: next, previous: job.state, patched: true };
     });
     return (await this.afterChange(change))!;
   }
@@ -157,6 +166,27 @@ export class JobLedger extends DisposableBase {
       this.applied.fire({ job: result.job, payload, late: result.late });
     }
     return result;
+  }
+
+  /**
+   * Applies, from the job's outbox on disk, every event no subscriber has applied yet. Cheap when
+   * there is nothing to do: the outbox is read only when its seq counter is ahead of the record or
+   * the record misses a seq.
+   */
+  async applyOutbox(jobOrId: JobRecord | string): Promise<number> {
+    const job = typeof jobOrId === 'string' ? this.controlPlane.jobs.get(jobOrId) : jobOrId;
+    if (!job) return 0;
+    const outbox = new JobOutbox(this.controlPlane.paths.jobDir(job.id));
+    if (outbox.allocatedSeq() <= job.seq && (job.missing ?? []).length === 0) return 0;
+    const missing = new Set(job.missing ?? []);
+    let applied = 0;
+    for (const payload of outbox.events()) {
+      if (payload.seq <= job.seq && !missing.has(payload.seq)) continue;
+      const outcome = await this.applyEvent(payload, 'disk');
+      if (outcome.status === 'applied') applied++;
+      else if (outcome.status === 'rejected') this.logger.warn(`outbox of ${job.id}: ${outcome.message}`);
+    }
+    return applied;
   }
 
   /** Record, audit entries and status.json; caller holds the job's lock. */

@@ -91,6 +91,8 @@ export interface JobRecord {
   late_events?: Array<{ seq: number; event: string; at: string }>;
   /** The last report handed in, as a path in the audit folder. */
   report?: string | null;
+  /** When MAM ended the job itself (a timer, an undeliverable prompt): why, in a sentence. */
+  why?: string | null;
   [extra: string]: unknown;
 }
 

@@ -87,6 +87,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const target = parseTarget(req.session);
   const task = taskOf(req);
   const type = (req.type ?? 'direct') as JobType;
+  const role = roleOf(req.role);
   if (!JOB_TYPES.includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
   if (req.parentJob !== undefined && !controlPlane.jobs.get(req.parentJob)) throw new UsageError(`unknown parent job '${printable(req.parentJob, 60)}'`);
   for (const [flag, v] of [['--timeout', req.timeoutS], ['--idle-timeout', req.idleTimeoutS], ['--start-timeout', req.startTimeoutS], ['--heartbeat', req.heartbeatS]] as const) {
@@ -116,7 +117,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const token = randomBytes(32).toString('hex');
   let job = await engine.ledger.register(
     {
-      id, session: req.session, type, role: req.role ?? null, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
+      id, session: req.session, type, role, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
       parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name, ...(target.mux ? { mux: target.mux } : {}) },
       timers, signed: true, brief: briefPath, owner, title: titleOf(task), delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
     },
@@ -134,8 +135,10 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
     job = delivery.job;
   }
   if (!req.wait) {
-    // Nobody waits on it now: the monitor or the extension adopts its timers.
+    // Nobody waits on it now: the job warden (and the monitor or the extension, if running) adopts its timers.
     job = await engine.ledger.patch(id, { owner: null });
+    await engine.flush(); // the watchers learn of it from its state message: let it leave before we exit
+    engine.ensureWatcher();
     return { job, exitCode: ExitCode.ok };
   }
   const ended = await waitForEnd(engine, id);
@@ -173,12 +176,23 @@ export async function deliverJob(
   try {
     const report = await sessions.deliver(live, injectedLine(id, briefPath));
     const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: new Date().toISOString() });
+    // An agent that names its own conversation (codex) writes it at its first message: record it
+    // now, so the session can be resumed even if its server dies before a stop.
+    if (!live.conversation_id) await sessions.learnConversation(live.name, { boundMs: 10_000 });
     return { job, exitCode: ExitCode.ok, delivered: true };
   } catch (err) {
     if (!(err instanceof DeliveryError)) throw err;
-    const job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message })) ?? controlPlane.jobs.require(id);
+    const job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message, ...(err.screenText ? { screen: err.screenText } : {}) })) ?? controlPlane.jobs.require(id);
     return notDelivered(finish(engine, job));
   }
+}
+
+/** A job's role, case-insensitive (`--role Reviewer` is a reviewer); a word, at most 32 characters. */
+export function roleOf(role: string | undefined): string | null {
+  if (role === undefined) return null;
+  const word = role.trim().toLowerCase();
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(word)) throw new UsageError(`--role '${printable(role, 40)}' is not a role; use a word such as worker, creator, reviewer or planner`);
+  return word;
 }
 
 /** The first non-empty line of a task, shortened: what lists show for a job. */

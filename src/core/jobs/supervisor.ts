@@ -3,6 +3,9 @@ import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../controlPlane';
 import type { MuxFactory } from '../mux';
+import { adapterFor, isAgentName } from '../agents';
+import { readScreen } from '../agents/screens';
+import { lastLines } from '../mux/inject';
 import { isAlive } from '../store/lock';
 import { isTerminal, type JobRecord } from './jobSchema';
 import type { JobLedger } from './jobLedger';
@@ -17,6 +20,8 @@ export interface SupervisorOptions {
   scope: { ownerToken: string } | 'orphans';
   /** How often panes are checked for `agent_exited`. */
   paneCheckMs?: number;
+  /** Applies what is waiting for a job (its outbox) before a timer may judge it. */
+  beforeJudge?: (jobId: string) => Promise<void>;
 }
 
 /**
@@ -57,18 +62,30 @@ export class JobSupervisor extends DisposableBase {
     }
   }
 
-  /** Arms (or re-arms) the job's next deadline. */
-  schedule(job: JobRecord): void {
+  /**
+   * Arms (or re-arms) the job's next deadline. An orphan watcher arms it also for jobs whose
+   * submitter is still alive, and looks at the owner only when the deadline comes: a submitter
+   * that dies while it waits leaves no message behind, so the job must already be on the clock.
+   */
+  schedule(job: JobRecord, at?: number): void {
     clearTimeout(this.timers.get(job.id));
     this.timers.delete(job.id);
-    if (isTerminal(job.state) || !this.inScope(job)) return;
-    const next = nextDeadline(job);
-    if (!next) return;
-    const timer = setTimeout(() => void this.expire(job.id), Math.max(0, next.at - Date.now()));
+    if (isTerminal(job.state) || !this.mayWatch(job)) return;
+    const next = at ?? nextDeadline(job)?.at;
+    if (next === undefined) return;
+    const timer = setTimeout(() => void this.expire(job.id), Math.max(0, next - Date.now()));
     timer.unref?.();
     this.timers.set(job.id, timer);
   }
 
+  /** Jobs this supervisor keeps on its clock: its own, or (orphans) any job of this host. */
+  private mayWatch(job: JobRecord): boolean {
+    const scope = this.options.scope;
+    if (scope !== 'orphans') return job.owner?.token === scope.ownerToken;
+    return !job.owner || job.owner.host === os.hostname();
+  }
+
+  /** Jobs this supervisor may judge now: its own, or (orphans) those whose submitter is gone. */
   private inScope(job: JobRecord): boolean {
     const scope = this.options.scope;
     if (scope !== 'orphans') return job.owner?.token === scope.ownerToken;
@@ -83,18 +100,49 @@ export class JobSupervisor extends DisposableBase {
     const due = nextDeadline(job);
     if (!due) return;
     if (due.at > Date.now()) return this.schedule(job);
+    // Its submitter still waits on it and judges it itself; look again shortly, in case it dies.
+    if (!this.inScope(job)) return this.schedule(job, Date.now() + OWNER_GRACE_MS);
     const seen = { state: job.state, seq: job.seq, last: job.last_event_at };
+    // Late events first: one may be waiting in the job's outbox, and then no timer may judge.
+    if (this.options.beforeJudge) {
+      await this.options.beforeJudge(jobId);
+      const now = this.options.controlPlane.jobs.get(jobId);
+      if (!now || now.state !== seen.state || now.seq !== seen.seq) return now && !isTerminal(now.state) ? this.schedule(now) : undefined;
+    }
+    // For diagnosis only (never to judge): what the agent's pane showed when the timer ran out.
+    const screen = await this.lastScreen(job);
+    const blocked = screen ? await this.blockingScreenOf(job, screen) : undefined;
     const done = await this.options.ledger.transition(jobId, due.state, due.reason, {
       when: (j) => j.state === seen.state && j.seq === seen.seq && j.last_event_at === seen.last,
-      note: due.note,
+      note: blocked ? `${due.note}; the agent shows ${blocked}` : due.note,
+      ...(screen ? { screen } : {}),
     });
     if (done) this.options.logger.info(`job ${jobId}: ${due.state} (${due.reason}): ${due.note}`);
     else this.schedule(this.options.controlPlane.jobs.require(jobId));
   }
 
+  /** The visible screen of the job's pane (its last lines), or undefined when it cannot be read. */
+  private async lastScreen(job: JobRecord): Promise<string | undefined> {
+    const t = job.target;
+    if (t?.kind !== 'local' || !t.pane || !t.mux || !t.server) return undefined;
+    try {
+      return lastLines(await this.options.muxFactory(t.mux, t.server).capture(t.pane));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The name of the blocking screen the job's agent shows, when its adapter knows it. */
+  private async blockingScreenOf(job: JobRecord, screen: string): Promise<string | undefined> {
+    const row = job.target?.kind === 'local' ? await this.options.controlPlane.sessions.get(job.target.name).catch(() => undefined) : undefined;
+    if (!row || !isAgentName(row.agent)) return undefined;
+    const reading = readScreen(screen, adapterFor(row.agent));
+    return reading.kind === 'blocked' ? reading.screen.name : undefined;
+  }
+
   /** Fails at once any watched job whose agent's pane has gone, instead of waiting out K×N. */
   private async checkPanes(): Promise<void> {
-    const open = [...this.timers.keys()].map((id) => this.options.controlPlane.jobs.get(id)).filter((j): j is JobRecord => !!j && !isTerminal(j.state));
+    const open = [...this.timers.keys()].map((id) => this.options.controlPlane.jobs.get(id)).filter((j): j is JobRecord => !!j && !isTerminal(j.state) && this.inScope(j));
     const byServer = new Map<string, JobRecord[]>();
     for (const job of open) {
       const t = job.target;
@@ -123,6 +171,9 @@ export class JobSupervisor extends DisposableBase {
     }
   }
 }
+
+/** How long an orphan watcher waits before looking again at a job whose submitter is alive past its deadline. */
+const OWNER_GRACE_MS = 5_000;
 
 /** Longer than any delivery can take (ready wait 60 s, typing and confirmation a few seconds). */
 const DELIVERY_BOUND_MS = 120_000;

@@ -10,7 +10,7 @@ function hint(state: LoopState, step: string, round: number | null): string {
 
 export function planPrompt(state: LoopState): string {
   return `Write an implementation plan for this task, to be carried out by ${state.creator} in ${state.checkout}.
-Hand the plan in as a report file (\`completed --report FILE\`).
+Write the plan to the report file the Protocol below names and hand it in (\`completed --report\`).
 
 ### Task
 
@@ -32,7 +32,7 @@ ${plan}${hint(state, 'challenge', null)}`;
 }
 
 export function revisePrompt(state: LoopState, plan: string, challenge: string): string {
-  return `${state.creator} challenged your plan. Revise it and hand the whole revised plan in as a report file.
+  return `${state.creator} challenged your plan. Revise it, write the whole revised plan to the report file the Protocol below names, and hand it in.
 
 ### Your plan
 
@@ -65,9 +65,10 @@ export function reviewPrompt(state: LoopState, round: LoopRound, diff: string, p
 in ${state.checkout} — base ${round.identity.base.slice(0, 12)}, head ${round.identity.head.slice(0, 12)}, tree
 ${round.identity.tree.slice(0, 12)} (uncommitted files included). Do not change the code yourself.
 
-Write a report with your findings and hand it in with \`completed --report FILE\`. End the report with
-your verdict alone on its last line: [VERDICT: PASS] or [VERDICT: NOT PASS]. Anything else counts as
-NOT PASS.
+Write a report with your findings to the report file the Protocol below names (never into the checkout:
+that would change the code under review) and hand it in with \`completed --report\`. End the report
+with your verdict alone on its last line: [VERDICT: PASS] or [VERDICT: NOT PASS]. Anything else counts
+as NOT PASS.
 
 ### Task
 

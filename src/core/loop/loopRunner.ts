@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import { ExitCode, LockTimeoutError, MamError, UsageError } from '../base/errors';
-import { nameProblem, newJobId } from '../base/ids';
+import { nameProblem, newJobId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { outcomeText } from '../jobs/compositeJobs';
 import type { JobEngine } from '../jobs/jobEngine';
@@ -16,7 +16,7 @@ import { writeFileAtomic } from '../store/atomicFile';
 import { acquire, isAlive } from '../store/lock';
 import { challengePrompt, fixPrompt, implementPrompt, planPrompt, revisePrompt, reviewPrompt } from './loopPrompts';
 import { LoopStore, type LoopRound, type LoopState, type LoopStep } from './loopState';
-import { isGitCheckout, resolveCommit, snapshotDiff, snapshotIdentity } from './snapshot';
+import { isGitCheckout, pathsChangedBetween, resolveCommit, snapshotDiff, snapshotIdentity } from './snapshot';
 import { agrees, rebuttalOf, verdictOf } from './verdict';
 
 export interface LoopRequest {
@@ -187,7 +187,10 @@ export class LoopRunner extends DisposableBase {
     const after = await snapshotIdentity(state.checkout, state.base);
     if (after.tree !== current.identity.tree || after.head !== current.identity.head) {
       current.status = 'stale';
-      this.say(state, `round ${current.n}: the code changed while it was reviewed (tree ${after.tree.slice(0, 12)}); its approvals are discarded and it is reviewed again`);
+      const changed = await pathsChangedBetween(state.checkout, current.identity.tree, after.tree);
+      current.changed_during_review = changed.slice(0, 50);
+      const what = changed.length > 0 ? `${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''} changed` : `a commit was made (head ${after.head.slice(0, 12)})`;
+      this.say(state, `round ${current.n}: ${printable(what, 400)} while it was reviewed; its approvals are discarded and it is reviewed again`);
     } else {
       current.status = current.reviews.every((r) => r.verdict === 'PASS') ? 'passed' : 'not_passed';
     }
@@ -213,6 +216,13 @@ export class LoopRunner extends DisposableBase {
     if (job && job.state === 'registered' && !(job.owner && job.owner.host === os.hostname() && isAlive(job.owner.pid))) {
       // Registered but never delivered by a run that died: nothing reached the agent; ask anew.
       await this.engine.ledger.transition(job.id, 'cancelled', 'abandoned', { when: (j) => j.state === 'registered' });
+      step.job_id = newJobId();
+      await this.save(state);
+      job = undefined;
+    } else if (job && job.state === 'failed' && job.reason === REASONS.agentExited) {
+      // The agent died while this loop was not running to see it (a crash or a reboot took both):
+      // its session has been resumed since, or delivery will say it has not; ask it anew.
+      this.say(state, `${key}: job ${job.id} ended when its agent's pane went away; asking ${session} again`);
       step.job_id = newJobId();
       await this.save(state);
       job = undefined;

@@ -41,6 +41,8 @@ export interface LoopRound {
   rebut?: string;
   /** Jobs the creator delegated (`--parent-job`), with their states, as shown to the reviewers. */
   children?: Array<{ id: string; state: string; session: string }>;
+  /** A stale round: the paths that changed while it was reviewed (at most 50). */
+  changed_during_review?: string[];
   started_at: string;
   finished_at?: string;
 }
@@ -83,6 +85,7 @@ export class LoopStore {
   }
 
   save(state: LoopState): void {
+    this.paths.ensureDir();
     fs.mkdirSync(this.paths.loopsDir, { recursive: true });
     state.updated_at = new Date().toISOString();
     writeFileAtomic(this.file(state.id), `${JSON.stringify(state, null, 2)}\n`);

@@ -43,9 +43,20 @@ export async function isGitCheckout(dir: string): Promise<boolean> {
 }
 
 /**
+ * Pathspecs that keep MAM's own files out of a snapshot: `.mam/` and `.mam.env` at the checkout's
+ * root. The leading `[.]` is deliberate. git prunes an excluded folder without reading it (so files
+ * MAM creates and deletes there while git runs cannot fail it), but a pathspec that starts with a
+ * literal name that is also git-ignored makes `git add` fail with "paths are ignored"; a glob
+ * character first avoids that, ignored or not.
+ */
+export const MAM_OWN_FILES = [':(exclude,glob)[.]mam/**', ':(exclude,glob)[.]mam', ':(exclude,glob)[.]mam[.]env'] as const;
+
+/**
  * The identity of the checkout now. The tree is written through a temporary index
- * (GIT_INDEX_FILE), so the user's index — what they staged — is never touched. The tree is kept
- * alive by a ref under refs/mam/ (a snapshot commit), so a later diff can still show it.
+ * (GIT_INDEX_FILE), so the user's index — what they staged — is never touched, and MAM's own
+ * files never enter it: they are neither code under review nor stable while a round runs. (If a
+ * repository tracks them, the committed version stays as it is.) The tree is kept alive by a ref
+ * under refs/mam/ (a snapshot commit), so a later diff can still show it.
  */
 export async function snapshotIdentity(checkout: string, base: string, keepAs?: string): Promise<SnapshotIdentity> {
   const head = (await git(checkout, ['rev-parse', 'HEAD'])).trim();
@@ -54,10 +65,7 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
   try {
     const env = { GIT_INDEX_FILE: index };
     await git(checkout, ['read-tree', 'HEAD'], env);
-    await git(checkout, ['add', '--all', '--', '.'], env);
-    // MAM's own files never count as the code under review, ignored or not: they change all the time.
-    // (An exclude pathspec would do, but git then fails when they are ignored as well.)
-    await git(checkout, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', '.mam', '.mam.env'], env);
+    await git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
     const tree = (await git(checkout, ['write-tree'], env)).trim();
     if (keepAs) {
       const commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', `mam snapshot ${keepAs}`], { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost' })).trim();
@@ -67,6 +75,13 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The paths that differ between two trees (what changed under a review). */
+export async function pathsChangedBetween(checkout: string, from: string, to: string): Promise<string[]> {
+  if (from === to) return [];
+  const out = await git(checkout, ['diff', '--name-only', '-z', '--no-renames', from, to]);
+  return out.split('\0').filter((f) => f !== '');
 }
 
 /** The files that differ between the base and a snapshot's tree. */

@@ -19,6 +19,11 @@ import { RetainedStore } from './retainedStore';
 export interface BrokerDaemonOptions {
   /** How often to check that `.mam/` and `broker.json` still exist and name this daemon. */
   watchIntervalMs?: number;
+  /**
+   * Runs once the broker accepts connections (the job warden starts here); what it returns is
+   * disposed first when the daemon stops.
+   */
+  onListening?: () => Promise<{ dispose(): void } | undefined>;
 }
 
 /** Runs the daemon until it is told to stop; resolves with the exit status. */
@@ -69,12 +74,27 @@ export async function runBrokerDaemon(paths: ControlPlanePaths, logger: Logger, 
   broker.on('clientDisconnect', stats.schedule);
   stats.schedule();
 
+  let companion: { dispose(): void } | undefined;
+  let stopping = false;
+  const started = options.onListening?.().then(
+    (c) => {
+      if (stopping) c?.dispose();
+      else companion = c;
+    },
+    (err: unknown) => logger.error(`could not start the job warden: ${errorMessage(err)}`),
+  );
+  void started;
+
   return new Promise<number>((resolve) => {
-    let stopping = false;
     const stop = (reason: string, workspaceGone = false): void => {
       if (stopping) return;
       stopping = true;
       logger.info(`stopping: ${reason}`);
+      try {
+        companion?.dispose();
+      } catch (err) {
+        logger.warn(`stopping the job warden: ${errorMessage(err)}`);
+      }
       clearInterval(watch);
       for (const s of SIGNALS) process.removeListener(s, onSignal);
       stats.dispose();

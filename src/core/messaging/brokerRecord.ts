@@ -93,7 +93,7 @@ function recordProblem(value: unknown): string | undefined {
 }
 
 export function writeBrokerRecord(paths: ControlPlanePaths, record: BrokerRecord): void {
-  fs.mkdirSync(paths.dir, { recursive: true });
+  paths.ensureDir();
   writeFileAtomic(paths.brokerFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }
 

@@ -4,24 +4,54 @@ import type { Multiplexer } from './multiplexer';
 
 /** Why a line could not be delivered. Exit 5: the prompt was not delivered. */
 export class DeliveryError extends MamError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The pane's screen when delivery gave up, when it could be read (for the job's audit log). */
+    readonly screenText?: string,
+  ) {
     super(message, 'not_delivered', ExitCode.notDelivered);
   }
 }
 
+/** A screen only a person should answer, as injection reports it. */
+export interface NamedScreen {
+  id: string;
+  /** What it is, as it ends "<who> shows …". */
+  name: string;
+  /** How a person answers it. */
+  answer: string;
+}
+
+/** What a program's visible screen says: ready for input, blocked on a screen, or neither yet. */
+export type ScreenReading = { kind: 'ready' } | { kind: 'blocked'; screen: NamedScreen } | { kind: 'unknown' };
+
+/** The agent shows a screen only a person should answer; nothing was typed. */
+export class AgentBlockedError extends DeliveryError {
+  constructor(
+    readonly screen: NamedScreen,
+    screenText: string,
+    who = 'the agent',
+  ) {
+    super(`${who} shows ${screen.name}; nothing was typed into it. ${screen.answer}`, screenText);
+  }
+}
+
 export interface InjectOptions {
-  /** The agent's sign that it is ready for input (its prompt on screen). */
-  readySign?: RegExp;
   /**
-   * Without the ready sign: ready once the screen has shown something and stayed still this long.
-   * Default 1.5 s, or 10 s when the agent has a ready sign (then this is only the fallback for a
-   * sign that never shows, and must not fire while a TUI is still loading).
+   * Reads the agent's screen (its adapter knows its ready sign and its blocking screens). With it,
+   * nothing is typed until the screen reads ready — text typed into a dialog would answer it — and
+   * a blocking screen stops delivery with AgentBlockedError. Without it (a plain command),
+   * readiness is judged by quiet output.
    */
+  readScreen?: (screen: string) => ScreenReading;
+  /** Who is typed into, for messages: "session 'rev-a' (claude)". */
+  who?: string;
+  /** Without a ready sign: ready once the screen has shown something and stayed still this long. */
   quietMs?: number;
   readyTimeoutMs?: number;
   /** How long the typed text has to show up on screen. */
   landTimeoutMs?: number;
-  /** The pause between the text and Enter: real TUIs swallow an Enter that follows too closely. */
+  /** The least time between typing the text and Enter: real TUIs swallow an Enter that follows too closely. */
   settleMs?: number;
   /** How long to wait for the screen to react to Enter before pressing it once more. */
   confirmMs?: number;
@@ -38,6 +68,8 @@ export interface InjectReport {
 }
 
 const DEFAULTS = { quietMs: 1500, readyTimeoutMs: 60_000, landTimeoutMs: 5000, settleMs: 300, confirmMs: 2000, pollMs: 40 };
+/** How long the screen must stay unchanged after the text lands before Enter. */
+const STILL_MS = 100;
 
 /**
  * Delivers one line to the program in a pane the way a careful human would: wait until it is ready
@@ -45,7 +77,7 @@ const DEFAULTS = { quietMs: 1500, readyTimeoutMs: 60_000, landTimeoutMs: 5000, s
  * was taken, and press Enter once more if it was not. The text is never typed twice.
  */
 export async function injectLine(mux: Multiplexer, paneId: string, text: string, options: InjectOptions = {}): Promise<InjectReport> {
-  const o = { ...DEFAULTS, quietMs: options.readySign ? 10_000 : DEFAULTS.quietMs, ...options };
+  const o = { ...DEFAULTS, ...options };
   const read = async (): Promise<string> => {
     try {
       return await mux.capture(paneId);
@@ -59,6 +91,7 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
   const before = normalize(await read());
   const seenBefore = count(before, marker);
 
+  const typedAt = Date.now();
   await mux.sendText(paneId, text);
 
   let landed: InjectReport['landed'] | undefined;
@@ -74,8 +107,11 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
     if (screen !== before) landed = 'screen-changed'; // keep looking for the marker until the deadline
   }
   if (!landed) throw new DeliveryError(`the text typed into pane ${paneId} never appeared on its screen; it was not submitted`);
-  await waitStill(read, o.pollMs, Math.min(o.settleMs, 200));
-  await sleep(o.settleMs);
+  // Enter only once the program has finished drawing the text, and never sooner than settleMs
+  // after the text went in: real TUIs swallow an Enter that follows it too closely (NOTES.md).
+  await waitStill(read, o.pollMs, Math.min(o.settleMs, STILL_MS));
+  const rest = typedAt + o.settleMs - Date.now();
+  if (rest > 0) await sleep(rest);
 
   for (const attempt of ['first-enter', 'second-enter'] as const) {
     const beforeEnter = normalize(await read());
@@ -101,15 +137,18 @@ async function waitReady(read: () => Promise<string>, o: typeof DEFAULTS & Injec
   let stillSince = Date.now();
   for (;;) {
     const screen = await read();
-    if (o.readySign?.test(screen)) return 'sign';
+    const reading = o.readScreen?.(screen) ?? { kind: 'unknown' };
+    if (reading.kind === 'blocked') throw new AgentBlockedError(reading.screen, lastLines(screen), o.who);
+    if (reading.kind === 'ready') return 'sign';
     if (screen !== last) {
       last = screen;
       stillSince = Date.now();
-    } else if (screen.trim() !== '' && Date.now() - stillSince >= o.quietMs) {
+    } else if (!o.readScreen && screen.trim() !== '' && Date.now() - stillSince >= o.quietMs) {
       return 'quiet';
     }
     if (Date.now() >= deadline) {
-      throw new DeliveryError(`the agent did not become ready for input within ${Math.round(o.readyTimeoutMs / 1000)} s; nothing was typed`);
+      const why = o.readScreen ? 'did not show its ready sign' : 'did not become ready for input';
+      throw new DeliveryError(`${o.who ?? 'the agent'} ${why} within ${Math.round(o.readyTimeoutMs / 1000)} s; nothing was typed`, lastLines(screen));
     }
     await sleep(o.pollMs);
   }
@@ -148,4 +187,9 @@ function count(haystack: string, needle: string): number {
   let n = 0;
   for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + 1)) n++;
   return n;
+}
+
+/** The last `lines` lines of a screen (trailing blank lines dropped), for an audit log or a message. */
+export function lastLines(text: string, lines = 40): string {
+  return text.replace(/\s+$/u, '').split('\n').slice(-lines).join('\n');
 }

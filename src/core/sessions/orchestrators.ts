@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
 import { adapterFor } from '../agents';
@@ -37,7 +36,7 @@ export class OrchestratorRegistry {
   async register(agent: string, conversationId: string): Promise<{ entry: OrchestratorEntry; added: boolean }> {
     adapterFor(agent);
     checkConversationId(conversationId);
-    fs.mkdirSync(this.paths.dir, { recursive: true });
+    this.paths.ensureDir();
     return withLock(this.paths.lock('orchestrators'), () => {
       const entries = this.list();
       const existing = entries.find((e) => e.agent === agent && e.conversation_id === conversationId);

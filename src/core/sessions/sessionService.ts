@@ -1,19 +1,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from '../base/errors';
+import { ExitCode, MamError, UsageError } from '../base/errors';
 import { nameProblem, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { adapterFor, type AgentAdapter } from '../agents';
 import type { StoreContext } from '../agents/adapter';
+import { readScreen } from '../agents/screens';
 import type { ResolvedConfig } from '../config/settings';
 import type { ControlPlane } from '../controlPlane';
 import { checkServerName, defaultServerName, type MuxFactory } from '../mux';
-import { injectLine, type InjectReport } from '../mux/inject';
+import { injectLine, lastLines, type InjectOptions, type InjectReport, type NamedScreen } from '../mux/inject';
 import type { Multiplexer } from '../mux/multiplexer';
 import { sleep, withLock } from '../store/lock';
 import { SESSION_ROLES, type MuxKind, type SessionRole, type SessionRow } from '../store/sessionSchema';
 import { discoverConversation, isStored, purgeConversation } from './conversations';
 import { OrchestratorRegistry } from './orchestrators';
+import { openFilesOf } from './openFiles';
 import { findProgram } from './program';
 
 export interface SessionServiceDeps {
@@ -36,6 +38,29 @@ export interface CreateRequest {
   server?: string;
   /** A command line replacing the agent's program, split into words without a shell. */
   command?: string[];
+  /** How long an agent with a ready sign has to show it (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * The session was created (and is kept), but its agent is not ready for work: it shows a screen
+ * only a person should answer, or never showed its ready sign. Exit 4.
+ */
+export class NeedsAttentionError extends MamError {
+  constructor(
+    message: string,
+    readonly session: string,
+    readonly screen: NamedScreen | null,
+  ) {
+    super(message, 'needs_attention', ExitCode.needsAttention);
+  }
+}
+
+/** The agent exited right after it started. Exit 1. */
+export class AgentExitedError extends MamError {
+  constructor(message: string) {
+    super(message, 'agent_exited', ExitCode.failed);
+  }
 }
 
 export interface StopOptions {
@@ -72,7 +97,7 @@ export class SessionService {
     const problem = nameProblem(request.name, 'session name');
     if (problem) throw new UsageError(problem, 'bad_name');
     const adapter = adapterFor(request.agent);
-    const role = (request.role ?? 'worker') as SessionRole;
+    const role = (request.role ?? 'worker').trim().toLowerCase() as SessionRole;
     if (!SESSION_ROLES.includes(role)) throw new UsageError(`unknown role '${printable(role, 40)}'; choose one of ${SESSION_ROLES.join(', ')}`);
     const mux = (request.mux ?? this.deps.config.values.mux) as MuxKind;
     if (mux !== 'tmux' && mux !== 'herdr') throw new UsageError(`unknown multiplexer '${printable(mux, 40)}'; choose tmux or herdr`);
@@ -93,13 +118,67 @@ export class SessionService {
         conversation_id: conversationId, pid: null, created_at: now, updated_at: now, current_job: null, command: program,
       }),
     );
+    let row: SessionRow;
     try {
       const pane = await this.place(mux, server, request.name, argv, cwd, adapter);
-      return await this.registry.mutate((tx) => tx.update(request.name, { status: 'running', target: pane.id, pid: pane.pid }));
+      row = await this.registry.mutate((tx) => tx.update(request.name, { status: 'running', target: pane.id, pid: pane.pid }));
     } catch (err) {
       await this.registry.mutate((tx) => tx.remove(request.name));
       throw err;
     }
+    await this.awaitReady(row, adapter, request.readyTimeoutMs ?? 60_000, 'created');
+    // An agent that writes its conversation as it starts is recorded at once (one look, no wait).
+    if (!conversationId && adapter.listConversations) await this.learnConversation(row.name, { boundMs: 0, quiet: true });
+    return (await this.registry.get(row.name)) ?? row;
+  }
+
+  /**
+   * Waits, bounded, until a freshly started agent shows its ready sign (agents without one are
+   * not waited for). A known blocking screen or no sign in time: NeedsAttentionError, with the
+   * session kept. The agent gone: AgentExitedError, with the session marked terminated.
+   */
+  private async awaitReady(row: SessionRow, adapter: AgentAdapter, timeoutMs: number, verb: 'created' | 'resumed'): Promise<void> {
+    if (!adapter.readySign || !row.target) return;
+    const mux = this.muxOf(row);
+    const target = row.target;
+    const deadline = Date.now() + timeoutMs;
+    let screen = '';
+    for (;;) {
+      try {
+        screen = await mux.capture(target);
+      } catch {
+        await this.registry.mutate((tx) => (tx.get(row.name)?.target === target ? tx.update(row.name, { status: 'terminated', target: null, pid: null }) : undefined));
+        throw new AgentExitedError(`session '${row.name}': ${adapter.name} exited as soon as it started; run '${[...this.commandFor(adapter, row.command ?? undefined).program].join(' ')}' in ${row.cwd} by hand to see why`);
+      }
+      const reading = readScreen(screen, adapter);
+      if (reading.kind === 'ready') return;
+      if (reading.kind === 'blocked') throw new NeedsAttentionError(`${verb} session '${row.name}', but ${adapter.name} shows ${reading.screen.name}. ${reading.screen.answer} Attach with: ${mux.attachArgv(target).join(' ')}`, row.name, reading.screen);
+      if (Date.now() >= deadline) {
+        this.deps.logger.warn(`session '${row.name}': its screen after ${Math.round(timeoutMs / 1000)} s:\n${lastLines(screen, 15)}`);
+        throw new NeedsAttentionError(`${verb} session '${row.name}', but ${adapter.name} did not show its ready sign within ${Math.round(timeoutMs / 1000)} s; attach to see what it shows: ${mux.attachArgv(target).join(' ')}`, row.name, null);
+      }
+      await sleep(100);
+    }
+  }
+
+  /** The blocking screen a running agent shows now, if any (read-only: one capture of its pane). */
+  async attentionOf(row: SessionRow): Promise<NamedScreen | null> {
+    const adapter = adapterFor(row.agent);
+    if (!adapter.blockingScreens?.length || !row.target || row.status !== 'running') return null;
+    try {
+      const reading = readScreen(await this.muxOf(row).capture(row.target), adapter);
+      return reading.kind === 'blocked' ? reading.screen : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** How injection reads an agent's screen (its ready sign, its blocking screens), and whom it types into. */
+  screenOptions(row: Pick<SessionRow, 'name' | 'agent'>, adapter = adapterFor(row.agent)): Pick<InjectOptions, 'readScreen' | 'who'> {
+    return {
+      ...(adapter.readySign ? { readScreen: (screen: string) => readScreen(screen, adapter) } : {}),
+      who: `session '${row.name}' (${adapter.name})`,
+    };
   }
 
   async stop(name: string, options: StopOptions = {}): Promise<{ row: SessionRow; purged?: string; alreadyStopped: boolean }> {
@@ -129,7 +208,7 @@ export class SessionService {
   }
 
   /** Restarts a stopped session in its saved conversation, only in the folder it originally ran in. */
-  async resume(name: string, options: { cwd?: string; baseDir: string }): Promise<SessionRow> {
+  async resume(name: string, options: { cwd?: string; baseDir: string; readyTimeoutMs?: number }): Promise<SessionRow> {
     const row = await this.require(name);
     if (row.status === 'running' || row.status === 'starting') throw new UsageError(`session '${name}' is ${row.status}; stop it before resuming`);
     if (options.cwd !== undefined) {
@@ -152,13 +231,16 @@ export class SessionService {
     this.checkProgram(argv, row.cwd, adapter);
 
     await this.registry.mutate((tx) => tx.update(name, { status: 'starting' }));
+    let resumed: SessionRow;
     try {
       const pane = await this.place(row.mux, row.server, name, argv, row.cwd, adapter);
-      return await this.registry.mutate((tx) => tx.update(name, { status: 'running', target: pane.id, pid: pane.pid }));
+      resumed = await this.registry.mutate((tx) => tx.update(name, { status: 'running', target: pane.id, pid: pane.pid }));
     } catch (err) {
       await this.registry.mutate((tx) => tx.update(name, { status: row.status }));
       throw err;
     }
+    await this.awaitReady(resumed, adapter, options.readyTimeoutMs ?? 60_000, 'resumed');
+    return resumed;
   }
 
   /** Types one line into a running agent, verified like any injection (SPEC §4 send). */
@@ -169,9 +251,8 @@ export class SessionService {
     const row = await this.require(name);
     if (row.status !== 'running' || !row.target) throw new UsageError(`session '${name}' is ${row.status}, not running; resume it first`, 'not_running');
     const adapter = adapterFor(row.agent);
-    const startedAt = new Date();
     const report = await this.deliver(row, text, adapter);
-    if (!row.conversation_id && adapter.listConversations) await this.learnConversation(name, startedAt);
+    if (!row.conversation_id && adapter.listConversations) await this.learnConversation(name);
     return report;
   }
 
@@ -180,27 +261,55 @@ export class SessionService {
     if (!row.target) throw new UsageError(`session '${row.name}' has no pane`);
     const target = row.target;
     return withLock(this.deps.controlPlane.paths.lock(`input-${row.name}`), () =>
-      injectLine(this.muxOf(row), target, text, { ...(adapter.readySign ? { readySign: adapter.readySign } : {}) }),
+      injectLine(this.muxOf(row), target, text, this.screenOptions(row, adapter)),
     { what: `input to session '${row.name}'`, timeoutMs: 120_000 });
   }
 
-  /** After a first message, an agent that cannot be given an ID writes its conversation: record which. */
-  async learnConversation(name: string, since: Date, boundMs = 10_000): Promise<string | undefined> {
-    const deadline = Date.now() + boundMs;
+  /**
+   * Records the conversation of an agent that cannot be given an ID (codex), from its own store:
+   * one that ran in the session's folder, began no earlier than the session (the agent dates its
+   * conversation from its own start, not from the first message), and no other session or the
+   * orchestrator owns. Polls until it appears, within `boundMs` (0: look once). With
+   * `onlyIfUnique`, two candidates yield nothing rather than a guess.
+   */
+  async learnConversation(name: string, options: { boundMs?: number; onlyIfUnique?: boolean; quiet?: boolean } = {}): Promise<string | undefined> {
+    const deadline = Date.now() + (options.boundMs ?? 10_000);
     for (;;) {
       const row = await this.require(name);
-      if (row.conversation_id) return row.conversation_id;
-      const found = await this.discover(row, { since });
+      if (row.conversation_id || !adapterFor(row.agent).listConversations) return row.conversation_id ?? undefined;
+      const found = await this.discover(row, { onlyIfUnique: options.onlyIfUnique ?? false });
       if (found) {
-        await this.registry.mutate((tx) => (tx.get(name)?.conversation_id ? undefined : tx.update(name, { conversation_id: found.id })));
-        return found.id;
+        const id = await this.registry.mutate((tx) => {
+          const now = tx.get(name);
+          if (!now || now.conversation_id) return now?.conversation_id ?? undefined;
+          tx.update(name, { conversation_id: found.id });
+          return found.id;
+        });
+        if (id === found.id) this.deps.logger.info(`session '${name}': ${row.agent} conversation ${found.id}`);
+        return id;
       }
       if (Date.now() >= deadline) {
-        this.deps.logger.warn(`session '${name}': no new ${row.agent} conversation appeared in ${row.cwd}; it cannot be resumed until one does`);
+        if (!options.quiet) this.deps.logger.warn(`session '${name}': no ${row.agent} conversation of its own appeared in ${row.cwd} yet; it cannot be resumed until one does`);
         return undefined;
       }
-      await sleep(250);
+      await sleep(400); // some stores are read through the agent's own CLI (opencode): not too often
     }
+  }
+
+  /** Whether a session that is not running could be resumed now (its conversation is known and stored). */
+  async resumableNow(row: SessionRow): Promise<boolean> {
+    return this.canResume(row, adapterFor(row.agent), row.conversation_id);
+  }
+
+  /** A session whose pane is gone (its server died): no pane, no pid, `terminated`, resumable when it can be. */
+  async markGone(name: string): Promise<SessionRow> {
+    const row = await this.require(name);
+    const resumable = await this.canResume(row, adapterFor(row.agent), row.conversation_id);
+    return this.registry.mutate((tx) => {
+      const now = tx.get(name);
+      if (!now || now.target !== row.target) return now ?? row;
+      return tx.update(name, { status: now.status === 'running' || now.status === 'starting' ? 'terminated' : now.status, target: null, pid: null, resumable });
+    });
   }
 
   async require(name: string): Promise<SessionRow> {
@@ -216,12 +325,19 @@ export class SessionService {
     return { home: this.deps.env.HOME ?? '', env: this.deps.env, program: this.commandFor(adapter, row.command ?? undefined).program };
   }
 
-  private async discover(row: SessionRow, options: { since?: Date; onlyIfUnique?: boolean }) {
+  private async discover(row: SessionRow, options: { onlyIfUnique?: boolean }): Promise<{ id: string } | undefined> {
+    // Exact, while the agent runs here: the conversation file its process holds open.
+    const adapter = adapterFor(row.agent);
+    if (adapter.conversationOfFile && row.pid && row.status === 'running') {
+      const ctx = this.storeContext(row);
+      const ids = new Set(openFilesOf(row.pid).map((f) => adapter.conversationOfFile!(ctx, f)).filter((id): id is string => id !== undefined));
+      if (ids.size === 1) return { id: [...ids][0]! };
+    }
     const owned = new Set<string>([
       ...(await this.registry.list()).filter((s) => s.name !== row.name && s.conversation_id).map((s) => s.conversation_id!),
       ...this.orchestrators.list().map((o) => o.conversation_id),
     ]);
-    return discoverConversation(adapterFor(row.agent), this.storeContext(row), row.cwd, options.since ?? new Date(row.created_at), owned, options);
+    return discoverConversation(adapterFor(row.agent), this.storeContext(row), row.cwd, new Date(row.created_at), owned, options);
   }
 
   private async canResume(row: SessionRow, adapter: AgentAdapter, conversationId: string | null): Promise<boolean> {
@@ -263,7 +379,7 @@ export class SessionService {
       for (const step of adapter.exitSteps) {
         if ('text' in step) {
           // Typed like any line: an agent still starting would drop it.
-          await injectLine(mux, target, step.text, { readyTimeoutMs: 10_000, ...(adapter.readySign ? { readySign: adapter.readySign } : {}) });
+          await injectLine(mux, target, step.text, { readyTimeoutMs: 10_000, ...this.screenOptions(row, adapter) });
         } else {
           await mux.sendKeys(target, step.keys);
         }

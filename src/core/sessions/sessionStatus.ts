@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { nameProblem } from '../base/ids';
 import { isAgentName } from '../agents';
+import type { NamedScreen } from '../mux/inject';
 import type { PaneInfo } from '../mux/multiplexer';
 import type { SessionRegistry } from '../store/sessionRegistry';
 import type { MuxKind, SessionRow } from '../store/sessionSchema';
@@ -25,13 +26,16 @@ export interface SessionState {
   /** The pane as the multiplexer reports it; null when there is none. */
   pane: (PaneInfo & { mux: MuxKind; server: string }) | null;
   drift: Drift[];
+  /** A screen the running agent shows that only a person should answer (a first-run dialog). */
+  attention: NamedScreen | null;
 }
 
 /**
  * A read-only snapshot: every session with its pane's liveness, command and cwd (one batched query
- * per server), and every drift. Never starts a server and never writes.
+ * per server), every drift, and the blocking screen a running agent shows (one capture per agent
+ * that has such screens). Never starts a server and never writes.
  */
-export async function sessionStatus(service: SessionService, sessions: readonly SessionRow[]): Promise<SessionState[]> {
+export async function sessionStatus(service: SessionService, sessions: readonly SessionRow[], options: { /** Read the screens of running agents for blocking dialogs (default true). */ attention?: boolean } = {}): Promise<SessionState[]> {
   const servers = new Map<string, { mux: MuxKind; server: string }>();
   const key = (mux: MuxKind, server: string) => `${mux}\u0000${server}`;
   for (const s of sessions) servers.set(key(s.mux, s.server), { mux: s.mux, server: s.server });
@@ -48,7 +52,7 @@ export async function sessionStatus(service: SessionService, sessions: readonly 
   );
 
   const claimed = new Set<string>();
-  const states: SessionState[] = sessions.map((session) => {
+  const states: SessionState[] = await Promise.all(sessions.map(async (session) => {
     const onServer = panes.get(key(session.mux, session.server)) ?? [];
     const pane = session.target ? onServer.find((p) => p.id === session.target) ?? null : null;
     if (pane) claimed.add(`${key(session.mux, session.server)}\u0000${pane.id}`);
@@ -58,11 +62,13 @@ export async function sessionStatus(service: SessionService, sessions: readonly 
     if ((session.status === 'stopped' || session.status === 'terminated' || session.status === 'failed') && alive) drift.push('stopped_but_alive');
     if (alive && pane.cwd && realPath(pane.cwd) !== session.cwd) drift.push('cwd_changed');
     if (alive && pane.pid !== null && session.pid !== null && pane.pid !== session.pid) drift.push('pid_changed');
-    return { session, pane, drift };
-  });
+    const screen = alive && options.attention !== false ? await service.attentionOf(session) : null;
+    const attention = screen ? { id: screen.id, name: screen.name, answer: screen.answer } : null;
+    return { session, pane, drift, attention };
+  }));
   for (const [k, list] of panes) {
     for (const pane of list) {
-      if (pane.alive && !claimed.has(`${k}\u0000${pane.id}`)) states.push({ session: null, pane, drift: ['unregistered_pane'] });
+      if (pane.alive && !claimed.has(`${k}\u0000${pane.id}`)) states.push({ session: null, pane, drift: ['unregistered_pane'], attention: null });
     }
   }
   return states;
@@ -85,7 +91,7 @@ export interface ReconcileReport {
  */
 export async function reconcile(service: SessionService, registry: SessionRegistry): Promise<ReconcileReport> {
   const report: ReconcileReport = { terminated: [], registered: [], revived: [], pidUpdated: [] };
-  const states = await sessionStatus(service, await registry.list());
+  const states = await sessionStatus(service, await registry.list(), { attention: false });
   const now = new Date().toISOString();
   await registry.mutate((tx) => {
     for (const state of states) {

@@ -26,6 +26,7 @@ export class JobStore {
   /** Writes a new record; refuses an ID that exists. */
   async create(record: JobRecord): Promise<JobRecord> {
     const valid = validateJobRecord(record, `job ${record.id}`);
+    this.paths.ensureDir();
     fs.mkdirSync(this.paths.jobsDir, { recursive: true });
     return this.withJobLock(valid.id, () => {
       if (fs.existsSync(this.paths.jobFile(valid.id))) throw new UsageError(`job ${valid.id} already exists`, 'duplicate_job');

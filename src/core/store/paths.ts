@@ -1,4 +1,9 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+
+/** `.mam/.gitignore`: the folder ignores itself, as tool caches do, so `git status` stays clean. */
+const SELF_IGNORE = '# Multi-Agent Mux: agent sessions, jobs, logs and broker credentials; none of it belongs in git.\n*\n';
+const ensured = new Set<string>();
 
 /** Where each part of the control plane lives under `<workspace>/.mam/` (SPEC §3). */
 export class ControlPlanePaths {
@@ -8,6 +13,24 @@ export class ControlPlanePaths {
     this.dir = path.join(workspace, '.mam');
   }
 
+  /**
+   * Creates `.mam/` if needed, with a `.gitignore` of `*` inside (written once, never overwritten:
+   * a user who wants to track part of it may edit it). Every writer calls this before writing.
+   */
+  ensureDir(): void {
+    if (ensured.has(this.dir) && fs.existsSync(this.dir)) return;
+    fs.mkdirSync(this.dir, { recursive: true });
+    try {
+      fs.writeFileSync(this.gitignoreFile, SELF_IGNORE, { flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    ensured.add(this.dir);
+  }
+
+  get gitignoreFile(): string {
+    return path.join(this.dir, '.gitignore');
+  }
   get registryDb(): string {
     return path.join(this.dir, 'agent-sessions.db');
   }

@@ -105,6 +105,7 @@ export class SessionRegistry {
    * fails validation, nothing is written.
    */
   async mutate<T>(change: (tx: RegistryTransaction) => T): Promise<T> {
+    this.paths.ensureDir();
     fs.mkdirSync(this.paths.locksDir, { recursive: true });
     return this.withRegistryLock(async () => {
       const { db } = await this.loadForWrite();

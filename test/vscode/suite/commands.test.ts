@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -134,6 +135,19 @@ describe('the commands end to end, prompts answered like a user', function () {
     assert.equal(path.basename(options.shellPath!), 'tmux');
     assert.ok((options.shellArgs as string[]).includes('attach-session'), String(options.shellArgs));
     terminal.dispose();
+  });
+
+  it('after the tmux server dies, the user is told, and Resume All brings the sessions back in their conversations', async () => {
+    const before = (await row('palette-2'))!;
+    const shown = api.notifier.shown.length;
+    execFileSync('tmux', ['-L', before.server, 'kill-server']);
+    await waitFor('the monitor to notice', async () => (await row('palette-2'))!.status === 'terminated', 30_000);
+    await waitFor('the notification', () => api.notifier.shown.slice(shown).find((n) => n.kind === 'lost' && n.message.includes('palette-2')));
+
+    await vscode.commands.executeCommand('mam.resumeAllSessions', { folderIndex: 0 });
+    const after = (await row('palette-2'))!;
+    assert.deepEqual([after.status, after.conversation_id], ['running', before.conversation_id]);
+    assert.equal((await row('palette-1'))!.status, 'running', 'the shell session runs its command again');
   });
 
   it('Stop and Purge Conversation asks first, then the session can no longer be resumed', async () => {
