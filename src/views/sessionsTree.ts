@@ -101,7 +101,9 @@ function jobsOfSession(fe: FolderEngine, name: string): JobRecord[] {
 
 function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
   const jobs = jobsOfSession(fe, row.name);
-  const current = row.current_job ? fe.engine.job(row.current_job) : undefined;
+  // The registry may still name a job another process has just ended (it releases the session a moment later).
+  const held = row.current_job ? fe.engine.job(row.current_job) : undefined;
+  const current = held && isOpen(held) ? held : undefined;
   const blocked = current && isBlocked(current);
   const attention = row.status === 'running' ? fe.engine.attentionOf(row.name) : undefined;
   const look = blocked || attention ? { icon: 'bell-dot', color: 'list.warningForeground' } : STATUS_LOOK[row.status];
