@@ -15,9 +15,12 @@ for (const name of ['stdout', 'stderr'] as const) {
     closed[name] = true;
   });
 }
+// The last line of defence: nothing `mam` prints is obeyed by the terminal as a control sequence
+// (agents' text is rendered visibly where it is formatted; this drops whatever slipped through).
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const io = {
-  stdout: (text: string) => void (closed.stdout || process.stdout.write(text)),
-  stderr: (text: string) => void (closed.stderr || process.stderr.write(text)),
+  stdout: (text: string) => void (closed.stdout || process.stdout.write(text.replace(CONTROLS, ''))),
+  stderr: (text: string) => void (closed.stderr || process.stderr.write(text.replace(CONTROLS, ''))),
   cwd: process.cwd(),
   env: process.env,
 };

@@ -22,6 +22,8 @@ export interface DoctorInput {
   workspace: string;
   env: NodeJS.ProcessEnv;
   settings?: Readonly<Record<string, unknown>>;
+  /** In an untrusted workspace the doctor starts no program (tmux, git, herdr): it only reads files. */
+  trusted?: boolean;
 }
 
 const MIN_NODE_MAJOR = 20;
@@ -30,9 +32,14 @@ const MIN_TMUX = [3, 0] as const;
 /** Checks everything MAM depends on and says, for each problem, what to do. Changes nothing. */
 export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
+  const trusted = input.trusted !== false;
   checks.push(checkNode());
-  checks.push(await checkTool('tmux', ['-V'], /tmux (?:next-)?(\d+)\.(\d+)/, MIN_TMUX, 'install tmux 3.0 or newer (apt-get install tmux, or brew install tmux)'));
-  checks.push(await checkTool('git', ['--version'], /git version (\d+)\.(\d+)/, [2, 20], 'install git 2.20 or newer'));
+  if (trusted) {
+    checks.push(await checkTool('tmux', ['-V'], /tmux (?:next-)?(\d+)\.(\d+)/, MIN_TMUX, 'install tmux 3.0 or newer (apt-get install tmux, or brew install tmux)'));
+    checks.push(await checkTool('git', ['--version'], /git version (\d+)\.(\d+)/, [2, 20], 'install git 2.20 or newer'));
+  } else {
+    checks.push({ name: 'trust', ok: true, warning: true, detail: 'this workspace is not trusted: tmux, git and the .gitignore were not checked (MAM runs no program here)', fix: 'trust the workspace to check them' });
+  }
 
   let config: ResolvedConfig | undefined;
   try {
@@ -42,7 +49,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
     checks.push({ name: 'settings', ok: false, detail: errorMessage(err), fix: 'correct that line of .mam.env (or the variable named)' });
   }
   if (config) checks.push(checkBroker(config));
-  if (config?.values.mux === 'herdr') {
+  if (trusted && config?.values.mux === 'herdr') {
     checks.push(await checkTool('herdr', ['--version'], /(\d+)\.(\d+)/, [0, 0], 'install herdr (https://herdr.dev), or set MAM_MUX=tmux'));
   }
 
@@ -53,7 +60,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
   }
   checks.push(await checkRegistry(input.workspace));
   checks.push(checkJobs(input.workspace));
-  checks.push(await checkGitignore(input.workspace));
+  if (trusted) checks.push(await checkGitignore(input.workspace));
   return checks;
 }
 

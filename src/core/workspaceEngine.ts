@@ -1,9 +1,11 @@
+import * as fs from 'node:fs';
 import { DisposableBase, toDisposable } from './base/disposable';
 import { Emitter } from './base/emitter';
 import { ExitCode, MamError, UsageError, errorMessage } from './base/errors';
 import type { Logger } from './base/log';
 import { addIgnores, missingIgnores } from './config/gitignore';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
+import { externalBroker } from './messaging/brokerEndpoint';
 import { ControlPlane } from './controlPlane';
 import { runDoctor, type DoctorCheck } from './doctor';
 import { cancelJob, verifyJob, type VerifyResult } from './jobs/jobActions';
@@ -29,8 +31,14 @@ import { changedFiles, fileAt, type ChangedFile, type SnapshotIdentity } from '.
 export interface WorkspaceEngineOptions {
   workspace: string;
   env: NodeJS.ProcessEnv;
-  /** VS Code settings under `mam.` (the broker password from SecretStorage included). */
+  /** VS Code settings under `mam.` (never a password: see `brokerSecret`). */
   settings: Readonly<Record<string, unknown>>;
+  /**
+   * The broker password from VS Code's secret storage, with the broker it was saved for. It is
+   * used only in a trusted workspace whose settings name that same broker (host and port): never
+   * sent to a host a workspace's own files (`.mam.env`, folder settings) point somewhere else.
+   */
+  brokerSecret?: BrokerSecret;
   logger: Logger;
   /** The bundled CLI agents run for events. */
   cliPath: string;
@@ -73,7 +81,7 @@ export class WorkspaceEngine extends DisposableBase {
   constructor(readonly options: WorkspaceEngineOptions) {
     super();
     this.controlPlane = new ControlPlane(options.workspace, { logger: options.logger });
-    this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: options.settings });
+    this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: { ...options.settings, ...secretFor(options) } });
     const muxFactory = realMuxFactory(options.env);
     this.sessions = new SessionService({ controlPlane: this.controlPlane, config: this.config, logger: options.logger, env: options.env, muxFactory });
     this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath }));
@@ -123,9 +131,11 @@ export class WorkspaceEngine extends DisposableBase {
   startMonitor(intervalMs = 5000): void {
     if (!this.options.trusted || this.monitorTimer) return;
     const tick = async (): Promise<void> => {
+      // A deleted .mam/ stays deleted: nothing to watch until the folder is used again.
+      if (!fs.existsSync(this.controlPlane.paths.dir)) return;
       try {
         const report = await this.reconcileNow();
-        let changed = report.terminated.length + report.registered.length + report.revived.length + report.pidUpdated.length > 0;
+        let changed = report.terminated.length + report.registered.length + report.revived.length + report.pidUpdated.length + report.repaired.length > 0;
         if (report.terminated.length) this.terminatedSessions.fire(report.terminated);
         const running = (await this.controlPlane.sessions.list()).filter((r) => r.status === 'running');
         for (const row of running) {
@@ -156,7 +166,8 @@ export class WorkspaceEngine extends DisposableBase {
     return this.monitorTimer !== undefined;
   }
 
-  reconcileNow(): Promise<ReconcileReport> {
+  async reconcileNow(): Promise<ReconcileReport> {
+    this.requireTrust('ask the multiplexer about its panes');
     return reconcile(this.sessions, this.controlPlane.sessions);
   }
 
@@ -175,6 +186,7 @@ export class WorkspaceEngine extends DisposableBase {
   }
 
   async sessionStates(): Promise<SessionState[]> {
+    this.requireTrust('ask the multiplexer about its panes');
     return sessionStatus(this.sessions, await this.controlPlane.sessions.list());
   }
 
@@ -221,6 +233,7 @@ export class WorkspaceEngine extends DisposableBase {
   }
 
   async stopSession(name: string, options: StopOptions = {}): Promise<SessionRow> {
+    this.requireTrust('stop an agent');
     const result = await this.sessions.stop(name, options);
     this.sessionsChanged.fire();
     return result.row;
@@ -253,7 +266,7 @@ export class WorkspaceEngine extends DisposableBase {
     }
   }
 
-  sendToSession(name: string, text: string): Promise<InjectReport> {
+  async sendToSession(name: string, text: string): Promise<InjectReport> {
     this.requireTrust('type into an agent');
     return this.sessions.send(name, text);
   }
@@ -264,21 +277,23 @@ export class WorkspaceEngine extends DisposableBase {
     return submitJob(this.jobs, { ...request, wait: false, baseDir: this.workspace });
   }
 
-  cancelJob(jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
+  async cancelJob(jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
+    // A remote job's cancel goes to the broker its files name, with the user's credentials.
+    this.requireTrust('cancel a job');
     return cancelJob(this.jobs, jobId);
   }
 
-  verifyJob(jobId: string, command: string): Promise<VerifyResult> {
+  async verifyJob(jobId: string, command: string): Promise<VerifyResult> {
     this.requireTrust('run a validation command');
     return verifyJob(this.jobs, jobId, command);
   }
 
   doctor(): Promise<DoctorCheck[]> {
-    return runDoctor({ workspace: this.workspace, env: this.options.env, settings: this.options.settings });
+    return runDoctor({ workspace: this.workspace, env: this.options.env, settings: this.options.settings, trusted: this.options.trusted });
   }
 
   /** Which of `.mam/` and `.mam.env` git does not ignore here; undefined outside a git checkout. */
-  missingIgnores(): Promise<string[] | undefined> {
+  async missingIgnores(): Promise<string[] | undefined> {
     this.requireTrust('run git');
     return missingIgnores(this.workspace);
   }
@@ -293,6 +308,7 @@ export class WorkspaceEngine extends DisposableBase {
 
   /** The argv that attaches a terminal to the session's pane (never a shell string). */
   async attachArgv(name: string): Promise<string[]> {
+    this.requireTrust('attach to an agent');
     const row = await this.sessions.require(name);
     if (!row.target) throw new Error(`session '${name}' has no pane; resume it first`);
     return this.sessions.muxOf(row).attachArgv(row.target);
@@ -303,13 +319,19 @@ export class WorkspaceEngine extends DisposableBase {
     return this.loopStore.list();
   }
 
+  /** A loop by ID; undefined for an unknown one, or a name that is not a loop ID (a stray file). */
   loop(id: string): LoopState | undefined {
-    return this.loopStore.get(id);
+    try {
+      return this.loopStore.get(id);
+    } catch (err) {
+      if (err instanceof UsageError) return undefined;
+      throw err;
+    }
   }
 
   /** A loop file changed on disk (the CLI runs one): tell the views. */
   notifyLoopChangedOnDisk(id: string): void {
-    const loop = this.loopStore.get(id);
+    const loop = this.loop(id);
     if (loop) this.loopChanged.fire({ loop });
   }
 
@@ -353,17 +375,45 @@ export class WorkspaceEngine extends DisposableBase {
   }
 
   /** The files a round changed, base to reviewed tree. */
-  changedFiles(identity: SnapshotIdentity, checkout: string): Promise<ChangedFile[]> {
+  async changedFiles(identity: SnapshotIdentity, checkout: string): Promise<ChangedFile[]> {
+    this.requireTrust('run git');
     return changedFiles(checkout, identity);
   }
 
   /** A file's content at a commit or tree of a checkout (undefined when absent there). */
-  fileAt(checkout: string, treeish: string, file: string): Promise<string | undefined> {
+  async fileAt(checkout: string, treeish: string, file: string): Promise<string | undefined> {
+    this.requireTrust('run git');
     return fileAt(checkout, treeish, file);
   }
 
   private requireTrust(what: string): void {
     if (!this.options.trusted) throw new UntrustedWorkspaceError(`this workspace is not trusted: MAM does not ${what} here; trust the workspace to use it`);
+  }
+}
+
+/** A broker password as VS Code keeps it: bound to the broker address it was entered for. */
+export interface BrokerSecret {
+  /** `mam.broker.host` as it was when the password was saved (a host, or mqtt[s]://host:port). */
+  host: string;
+  /** `mam.broker.port` then (0: the default for the scheme). */
+  port: number;
+  password: string;
+}
+
+/** `{ 'broker.password': … }` when the secret belongs to the broker this folder would use, else nothing. */
+function secretFor(options: WorkspaceEngineOptions): Record<string, string> {
+  const secret = options.brokerSecret;
+  if (!secret || !options.trusted) return {};
+  try {
+    const here = externalBroker(resolveConfig({ workspace: options.workspace, env: options.env, settings: options.settings }));
+    const saved = externalBroker(resolveConfig({ workspace: options.workspace, env: {}, settings: { 'broker.host': secret.host, 'broker.port': secret.port }, readEnvFile: false }));
+    if (!here || !saved || here.host.toLowerCase() !== saved.host.toLowerCase() || here.port !== saved.port) {
+      if (here) options.logger.warn(`the saved broker password is for ${saved ? `${saved.host}:${saved.port}` : 'another broker'}, not ${here.host}:${here.port}; it is not used here (MAM: Configure Broker… saves one for this broker)`);
+      return {};
+    }
+    return { 'broker.password': secret.password };
+  } catch {
+    return {}; // a malformed setting: the engine reports it when it resolves its config
   }
 }
 

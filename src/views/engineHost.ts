@@ -16,6 +16,7 @@ export interface FolderEngine {
 }
 
 type EngineModule = typeof import('../engine');
+type BrokerSecret = import('../engine').BrokerSecret;
 
 /**
  * One engine per workspace folder (multi-root: one each), built on first need from dist/engine.js
@@ -111,12 +112,13 @@ export class EngineHost extends DisposableBase {
     this.module ??= require(path.join(this.context.extensionPath, 'dist', 'engine.js')) as EngineModule;
     const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
     const trusted = vscode.workspace.isTrusted;
-    const password = await this.context.secrets.get(BROKER_PASSWORD_SECRET);
+    const brokerSecret = trusted ? parseBrokerSecret(await this.context.secrets.get(BROKER_PASSWORD_SECRET), this.logger) : undefined;
     const engines: FolderEngine[] = folders.map((folder) => {
       const engine = this.module!.createWorkspaceEngine({
         workspace: folder.uri.fsPath,
         env: process.env,
-        settings: { ...readSettings(folder), ...(password ? { 'broker.password': password } : {}) },
+        settings: readSettings(folder),
+        ...(brokerSecret ? { brokerSecret } : {}),
         logger: this.logger,
         cliPath: path.join(this.context.extensionPath, 'dist', 'cli.js'),
         trusted,
@@ -175,4 +177,21 @@ export function readSettings(folder: vscode.WorkspaceFolder): Record<string, unk
     if (value !== undefined) out[name] = value;
   }
   return out;
+}
+
+/**
+ * The broker password as Configure Broker saved it: JSON with the broker it was entered for. A bare
+ * password (saved before passwords were tied to their broker) is not used: nothing says where it
+ * may go.
+ */
+export function parseBrokerSecret(raw: string | undefined, logger: { warn(m: string): void }): BrokerSecret | undefined {
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as Partial<BrokerSecret>;
+    if (typeof v.host === 'string' && typeof v.port === 'number' && typeof v.password === 'string') return { host: v.host, port: v.port, password: v.password };
+  } catch {
+    // not JSON: an old bare password
+  }
+  logger.warn('the saved broker password is not tied to a broker address; enter it again with MAM: Configure Broker…');
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { printable } from '../core/base/ids';
 import * as vscode from 'vscode';
 import type { JobRecord } from '../core/jobs/jobSchema';
 
@@ -38,7 +39,7 @@ export function elapsed(job: JobRecord, now = Date.now()): string {
 export function jobTreeItem(job: JobRecord, idPrefix: string, folderIndex: number): vscode.TreeItem {
   const lookKey = isBlocked(job) ? 'blocked' : job.state;
   const look = STATE_LOOK[lookKey] ?? STATE_LOOK.registered!;
-  const item = new vscode.TreeItem(job.title || job.id, vscode.TreeItemCollapsibleState.None);
+  const item = new vscode.TreeItem(job.title ? printable(job.title, 200) : job.id, vscode.TreeItemCollapsibleState.None);
   item.id = `${idPrefix}:${folderIndex}:${job.id}`;
   item.iconPath = new vscode.ThemeIcon(look.icon, look.color ? new vscode.ThemeColor(look.color) : undefined);
   item.description = `${look.label}${job.reason && !isOpen(job) ? ` (${job.reason})` : ''} · ${elapsed(job)} · ${job.session}`;
@@ -55,7 +56,7 @@ export function jobTreeItem(job: JobRecord, idPrefix: string, folderIndex: numbe
   return item;
 }
 
-/** Agent text is shown as text: markdown's special characters are escaped. */
+/** Agent text is shown as text: control characters shown, never obeyed; markdown's special characters escaped. */
 export function escape(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+  return printable(text, 4000).replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }

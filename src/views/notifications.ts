@@ -1,3 +1,4 @@
+import { printable } from '../core/base/ids';
 import * as vscode from 'vscode';
 import { isTerminal } from '../core/jobs/jobSchema';
 import { Commands } from './commandIds';
@@ -43,7 +44,7 @@ export class Notifier extends DisposableBase {
     }));
     this._register(host.onDidApplyEvent(({ folder, job, payload, late }) => {
       if (late || payload.event !== 'permission_required') return;
-      const message = `MAM: ${job.target?.name ?? job.session} needs permission${payload.detail ? `: ${payload.detail}` : ''}`;
+      const message = `MAM: ${job.target?.name ?? job.session} needs permission${payload.detail ? `: ${printable(payload.detail, 300)}` : ''}`;
       this.shown.push({ kind: 'permission', jobId: job.id, message });
       void vscode.window.showWarningMessage(message, 'Attach', 'Show Log').then((a) => {
         if (a === 'Attach' && job.target?.kind === 'local') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: folder.index, name: job.target.name });
@@ -54,10 +55,10 @@ export class Notifier extends DisposableBase {
       const { job, previous } = change;
       if (previous === null || isTerminal(previous) || !isTerminal(job.state) || job.state === 'cancelled') return;
       const showLog = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: folder.index, jobId: job.id });
-      const what = job.title ? `“${job.title}”` : job.id;
+      const what = job.title ? `“${printable(job.title, 120)}”` : job.id;
       if (job.state === 'completed') {
         if (!vscode.workspace.getConfiguration('mam').get<boolean>('notifications.completions', true)) return;
-        const message = `MAM: ${job.session} completed ${what}${job.detail ? `: ${job.detail}` : ''}`;
+        const message = `MAM: ${job.session} completed ${what}${job.detail ? `: ${printable(job.detail, 300)}` : ''}`;
         this.shown.push({ kind: 'completed', jobId: job.id, message });
         void vscode.window.showInformationMessage(message, 'Show Log').then(showLog);
         return;

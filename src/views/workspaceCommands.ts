@@ -83,7 +83,9 @@ async function configureBroker(context: vscode.ExtensionContext): Promise<void> 
   if (password === undefined) return;
   await config.update('broker.host', url.trim(), target);
   await config.update('broker.username', user, target);
-  if (password) await context.secrets.store(BROKER_PASSWORD_SECRET, password);
+  // Tied to this broker: a folder whose settings or .mam.env name another host never gets it.
+  const port = config.get<number>('broker.port') ?? 0;
+  if (password) await context.secrets.store(BROKER_PASSWORD_SECRET, JSON.stringify({ host: url.trim(), port, password }));
   else await context.secrets.delete(BROKER_PASSWORD_SECRET);
   void vscode.window.showInformationMessage(`MAM: using the broker at ${url.trim()}.`);
 }

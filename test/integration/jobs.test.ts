@@ -1,53 +1,12 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MemoryLogger } from '../../src/core/base/log';
-import { readBrokerRecord } from '../../src/core/messaging/brokerRecord';
-import { startEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
 import { isAlive } from '../../src/core/store/lock';
-import { readAgentLog, snapshotTree, until, CLI } from '../support/helpers';
+import { readAgentLog, snapshotTree, until } from '../support/helpers';
+import { forEachBroker, type BrokerUnderTest } from '../support/brokers';
 import { jobFixture, jobIdOf, type JobFixture } from '../support/jobs';
-import { mosquittoMissing, startMosquitto, type MosquittoBroker } from '../support/mosquitto';
-import { itNeeds } from '../support/needs';
 
-/** A broker for one test: its settings, and how to kill and restart it mid-job. */
-interface BrokerUnderTest {
-  env: Record<string, string>;
-  kill(f: JobFixture): Promise<void>;
-  restart(f: JobFixture): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-const embedded = async (): Promise<BrokerUnderTest> => ({
-  env: {},
-  async kill(f) {
-    const pid = readBrokerRecord(f.controlPlane.paths)!.pid!;
-    process.kill(pid, 'SIGKILL');
-    await until(() => !isAlive(pid), 10_000, 'the broker to die');
-  },
-  async restart(f) {
-    await startEmbeddedBroker(f.controlPlane.paths, new MemoryLogger(), { cliPath: CLI, env: f.env });
-  },
-  async dispose() {},
-});
-
-const mosquitto = async (): Promise<BrokerUnderTest> => {
-  const broker: MosquittoBroker = await startMosquitto();
-  const e = broker.endpoint;
-  return {
-    env: { MQTT_BROKER: e.host, MQTT_PORT: String(e.port), ...(e.username ? { MQTT_USERNAME: e.username, MQTT_PASSWORD: e.password ?? '' } : {}) },
-    kill: () => broker.stop(),
-    restart: () => broker.start(),
-    dispose: () => broker.stop(),
-  };
-};
-
-jobSuite('embedded broker', embedded);
-if (mosquittoMissing()) {
-  describe('jobs on Mosquitto', () => itNeeds(mosquittoMissing(), 'every job test again on Mosquitto', async () => undefined));
-} else {
-  jobSuite('Mosquitto', mosquitto);
-}
+forEachBroker('jobs', jobSuite);
 
 function jobSuite(brokerName: string, makeBroker: () => Promise<BrokerUnderTest>): void {
 describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () {
@@ -191,31 +150,6 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.deepEqual(job.late_events!.map((e) => e.event), ['completed']);
     const status = await f.run(['job', 'status', id]);
     assert.match(status.stdout, /^late\s+completed \(seq \d+\)/m);
-  });
-
-  it('the broker is killed mid-job and restarted: the job completes, every event in the audit log exactly once', async () => {
-    await f.agent('w1', 'work', ['--work-ms', '3000']);
-    const running = f.run(['job', 'submit', '--session', 'w1', '--prompt', 'survive the outage', '--heartbeat', '0.4', '--idle-timeout', '20', '--json']);
-    await until(() => f.controlPlane.jobs.list().jobs.some((j) => j.state === 'started'), 20_000, 'the job to start');
-    const id = f.controlPlane.jobs.list().jobs[0]!.id;
-    await broker.kill(f);
-    // Heartbeats go on into the outbox while the broker is down; the submitter applies them from disk.
-    const seqBefore = f.controlPlane.jobs.require(id).seq;
-    await until(() => f.controlPlane.jobs.require(id).seq >= seqBefore + 2, 20_000, 'events to arrive while the broker is down');
-    await broker.restart(f);
-    const r = await running;
-    assert.equal(r.exitCode, 0, r.stderr);
-    const job = f.controlPlane.jobs.require(id);
-    assert.equal(job.state, 'completed');
-    const logged = f.controlPlane.audit.readEntries(id).entries.filter((e) => e.type === 'event').map((e) => e.seq as number);
-    assert.deepEqual(logged, [...new Set(logged)], 'no event twice');
-    const completedSeq = f.controlPlane.audit.readEntries(id).entries.find((e) => e.type === 'event' && e.event === 'completed')!.seq as number;
-    const sent = fs.readFileSync(path.join(f.workspace, '.mam', 'jobs', id, 'outbox.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.t === 'event').map((l) => l.payload.seq as number);
-    assert.deepEqual(
-      logged.filter((s) => s <= completedSeq).sort((a, b) => a - b),
-      sent.filter((s) => s <= completedSeq).sort((a, b) => a - b),
-      'every event the agent sent up to its completion is in the audit log',
-    );
   });
 
   it('permission_required keeps the job started and is logged', async () => {

@@ -5,22 +5,14 @@ import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import type { LoopState } from '../../src/core/loop/loopState';
 import { CLI, readAgentLog, until } from '../support/helpers';
-import { jobFixture, type JobFixture } from '../support/jobs';
+import { loopFixture, type JobFixture } from '../support/jobs';
 
-const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.invalid' };
 
 describe('the review loop (real git, tmux, broker, scripted agents)', function () {
   this.timeout(120_000);
   let f: JobFixture;
   beforeEach(() => {
-    f = jobFixture(GIT_ENV);
-    fs.rmSync(path.join(f.workspace, '.git'), { recursive: true });
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: f.workspace, env: { ...process.env, ...GIT_ENV } });
-    git('init', '-q');
-    // An ordinary checkout: nothing tells git to ignore .mam/ (it ignores itself), and it sits at the root.
-    fs.writeFileSync(path.join(f.workspace, 'feature.txt'), 'the start\n');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'initial');
+    f = loopFixture();
   });
   afterEach(async () => {
     await f.dispose();
@@ -171,7 +163,9 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
 
     const recovered = await f.run(['session', 'resume', '--all']);
     assert.equal(recovered.exitCode, 0, recovered.stderr);
-    assert.match(recovered.stdout, new RegExp(`^rev-a \\(claude\\): resumed: in conversation \\S+ \\(open job ${lost!.job} failed: agent_exited\\)$`, 'm'));
+    // The lost review ends failed (agent_exited): by resume --all, or already by the broker's job warden.
+    assert.match(recovered.stdout, new RegExp(`^rev-a \\(claude\\): resumed: in conversation \\S+( \\(open job ${lost!.job} failed: agent_exited\\))?$`, 'm'));
+    assert.deepEqual([f.controlPlane.jobs.get(lost!.job)!.state, f.controlPlane.jobs.get(lost!.job)!.reason], ['failed', 'agent_exited']);
     assert.match(recovered.stdout, new RegExp(`^creator \\(claude\\): resumed: `, 'm'));
     assert.match(recovered.stdout, new RegExp(`^Loop ${lost!.loop.id} was running: continue it with 'mam loop resume ${lost!.loop.id}'\\.$`, 'm'));
 

@@ -46,13 +46,13 @@ describe('session status and monitor', function () {
     assert.deepEqual(snapshotTree(f.controlPlane.paths.dir), before, 'status is read-only');
 
     const report = await reconcile(f.service, f.controlPlane.sessions);
-    assert.deepEqual(report, { terminated: ['gone'], registered: ['stray'], revived: ['stopped'], pidUpdated: ['pid'] });
+    assert.deepEqual(report, { terminated: ['gone'], registered: ['stray'], revived: ['stopped'], pidUpdated: ['pid'], repaired: [] });
     const after = await sessionStatus(f.service, await f.controlPlane.sessions.list());
     assert.deepEqual(after.filter((s) => s.drift.length > 0).map((s) => [s.session?.name, s.drift]), [['moved', ['cwd_changed']]]);
     const adopted = (await f.controlPlane.sessions.get('stray'))!;
     assert.deepEqual([adopted.status, adopted.target, adopted.agent], ['running', stray.id, 'shell']);
     assert.equal((await f.controlPlane.sessions.get('gone'))?.status, 'terminated');
-    assert.deepEqual(await reconcile(f.service, f.controlPlane.sessions), { terminated: [], registered: [], revived: [], pidUpdated: [] }, 'a second pass has nothing to do');
+    assert.deepEqual(await reconcile(f.service, f.controlPlane.sessions), { terminated: [], registered: [], revived: [], pidUpdated: [], repaired: [] }, 'a second pass has nothing to do');
   });
 
   it('status never starts a server', async () => {

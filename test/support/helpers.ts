@@ -97,3 +97,65 @@ export async function stopChild(child: ChildProcess, graceMs = 3000): Promise<vo
   await exited;
   clearTimeout(timer);
 }
+
+/** A child process with its output collected as it comes. */
+export interface WatchedProcess {
+  readonly pid: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** The exit code once it has exited, else undefined. */
+  readonly code: number | null | undefined;
+  /** Waits (bounded) until stdout or stderr matches; rejects at once if the process exits first. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** SIGTERM, and SIGKILL if it has not gone within `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/** Collects a child's output and exit, and waits (bounded) on what it prints. */
+export function watchChild(child: ChildProcess, what: string): WatchedProcess {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (c, signal) => resolve((code = c ?? (signal ? null : -1))));
+    child.once('error', (err) => {
+      stderr += `${err.message}\n`;
+      resolve((code = -1));
+    });
+  });
+  return {
+    get pid() {
+      return child.pid ?? -1;
+    },
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    get code() {
+      return code;
+    },
+    exited,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      await until(() => {
+        if (pattern.test(stdout) || pattern.test(stderr)) return true;
+        if (code !== undefined) throw new Error(`${what} exited (${code}) before printing ${pattern}:\n${stdout}\n${stderr}`);
+        return false;
+      }, timeoutMs, `${what} to print ${pattern}:\n${stdout}\n${stderr}`);
+    },
+    async stop(graceMs = 5_000) {
+      if (code !== undefined) return code;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const c = await exited;
+      clearTimeout(timer);
+      return c;
+    },
+  };
+}
+

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryLogger } from '../../src/core/base/log';
 import { stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
@@ -62,3 +64,21 @@ export function jobIdOf(output: string): string {
 }
 
 export { path };
+
+/** A git identity for commits the tests make (and the scripted agents make in their workspace). */
+export const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.invalid' };
+
+/**
+ * A job fixture whose workspace is an ordinary checkout for review loops: `feature.txt` committed,
+ * nothing telling git to ignore `.mam/` (it ignores itself), `.mam/` at the root.
+ */
+export function loopFixture(extraEnv: Record<string, string> = {}): JobFixture {
+  const f = jobFixture({ ...GIT_ENV, ...extraEnv });
+  fs.rmSync(path.join(f.workspace, '.git'), { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: f.workspace, env: { ...process.env, ...GIT_ENV } });
+  git('init', '-q');
+  fs.writeFileSync(path.join(f.workspace, 'feature.txt'), 'the start\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+  return f;
+}

@@ -57,45 +57,16 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   if (missing) throw new Error(missing);
   const dir = options.dir ?? fs.mkdtempSync(path.join(process.env.MAM_TEST_ROOT ?? os.tmpdir(), 'mosquitto-'));
   fs.mkdirSync(dir, { recursive: true });
-  const username = `mam-test-${randomBytes(3).toString('hex')}`;
-  const password = randomBytes(12).toString('base64url');
-  const passwordFile = path.join(dir, 'passwd');
-  if (!options.anonymous) {
-    const made = spawnSync('mosquitto_passwd', ['-b', '-c', passwordFile, username, password], { encoding: 'utf8' });
-    if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr.trim()}`);
-  }
+  const credentials = options.anonymous ? undefined : mosquittoCredentials(dir);
   const port = await freePort();
   const config = path.join(dir, 'mosquitto.conf');
-  fs.writeFileSync(
-    config,
-    [
-      // As root, Mosquitto drops to the user `mosquitto`, who cannot read our 0700 temp folder; naming
-      // the current user keeps it as it is (and is ignored when not root).
-      `user ${os.userInfo().username}`,
-      `listener ${port} 127.0.0.1`,
-      `allow_anonymous ${options.anonymous ? 'true' : 'false'}`,
-      ...(options.anonymous ? [] : [`password_file ${passwordFile}`]),
-      ...(options.tls ? [`certfile ${options.tls.cert}`, `keyfile ${options.tls.key}`] : []),
-      // Nagle off: otherwise every PUBACK waits ~40 ms (NOTES.md).
-      `set_tcp_nodelay ${options.tcpNoDelay === false ? 'false' : 'true'}`,
-      'persistence false',
-      `max_queued_messages ${options.maxQueuedMessages ?? 100_000}`,
-      `max_inflight_messages ${options.maxInflightMessages ?? 1_000}`,
-      `max_packet_size ${MAX_PACKET_BYTES + 5}`, // the same payload limit as the embedded broker (+ fixed header)
-      `log_dest file ${path.join(dir, 'mosquitto.log')}`,
-      'log_type error',
-      'log_type warning',
-      'log_type notice',
-      'log_type information',
-      '',
-    ].join('\n'),
-  );
+  fs.writeFileSync(config, mosquittoConfig({ listener: `${port} 127.0.0.1`, passwordFile: credentials?.passwordFile, logFile: path.join(dir, 'mosquitto.log'), ...options }));
   const endpoint: BrokerEndpoint = {
     host: '127.0.0.1',
     port,
     tls: Boolean(options.tls),
     ...(options.tls ? { ca: options.tls.ca } : {}),
-    ...(options.anonymous ? {} : { username, password }),
+    ...(credentials ? { username: credentials.username, password: credentials.password } : {}),
     embedded: false,
   };
   let child = await launch(config, endpoint, dir);
@@ -159,4 +130,43 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A user and password for a test broker, in a Mosquitto password file under `dir`. */
+export function mosquittoCredentials(dir: string): { username: string; password: string; passwordFile: string } {
+  const username = `mam-test-${randomBytes(3).toString('hex')}`;
+  const password = randomBytes(12).toString('base64url');
+  const passwordFile = path.join(dir, 'passwd');
+  const made = spawnSync('mosquitto_passwd', ['-b', '-c', passwordFile, username, password], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr.trim()}`);
+  return { username, password, passwordFile };
+}
+
+/**
+ * The config every test Mosquitto runs with: Nagle off, no persistence, queue limits chosen on
+ * purpose, the embedded broker's packet limit, and a log of connections and timeouts.
+ */
+export function mosquittoConfig(o: MosquittoOptions & { listener: string; passwordFile: string | undefined; logFile: string; logConnections?: boolean }): string {
+  return [
+    // As root, Mosquitto drops to the user `mosquitto`, who cannot read our 0700 temp folder; naming
+    // the current user keeps it as it is (and is ignored when not root).
+    `user ${os.userInfo().username}`,
+    `listener ${o.listener}`,
+    `allow_anonymous ${o.passwordFile ? 'false' : 'true'}`,
+    ...(o.passwordFile ? [`password_file ${o.passwordFile}`] : []),
+    ...(o.tls ? [`certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`] : []),
+    // Nagle off: otherwise every PUBACK waits ~40 ms (NOTES.md).
+    `set_tcp_nodelay ${o.tcpNoDelay === false ? 'false' : 'true'}`,
+    'persistence false',
+    `max_queued_messages ${o.maxQueuedMessages ?? 100_000}`,
+    `max_inflight_messages ${o.maxInflightMessages ?? 1_000}`,
+    `max_packet_size ${MAX_PACKET_BYTES + 5}`, // the same payload limit as the embedded broker (+ fixed header)
+    ...(o.logConnections ? ['connection_messages true', 'log_timestamp_format %Y-%m-%dT%H:%M:%S'] : []),
+    `log_dest file ${o.logFile}`,
+    'log_type error',
+    'log_type warning',
+    'log_type notice',
+    'log_type information',
+    '',
+  ].join('\n');
 }

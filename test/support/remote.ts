@@ -2,54 +2,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import type { BrokerEndpoint } from '../../src/core/messaging/brokerRecord';
-import { CLI, until } from './helpers';
+import { CLI, watchChild, type WatchedProcess } from './helpers';
 import type { JobFixture } from './jobs';
 import { startMosquitto, type MosquittoBroker } from './mosquitto';
 
 /** A `mam remote run` child process, its output collected as it comes. */
-export interface RunnerProcess {
-  readonly stdout: string;
-  readonly stderr: string;
-  /** Resolves with the exit code (null when killed by a signal). */
-  exited: Promise<number | null>;
-  /** Waits (bounded) until stdout or stderr matches. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  /** SIGTERM, and SIGKILL if it has not gone in 10 s; resolves once it has exited. */
-  stop(): Promise<number | null>;
-}
+export type RunnerProcess = WatchedProcess;
 
 export function startRunner(fixture: JobFixture, args: string[], env: Record<string, string>): RunnerProcess {
   const child = spawn(process.execPath, [CLI, 'remote', 'run', ...args], { cwd: fixture.workspace, env: { ...fixture.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  let code: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve((code = c))));
-  return {
-    get stdout() {
-      return stdout;
-    },
-    get stderr() {
-      return stderr;
-    },
-    exited,
-    async waitFor(pattern, timeoutMs = 20_000) {
-      await until(() => {
-        if (pattern.test(stdout) || pattern.test(stderr)) return true;
-        if (code !== undefined) throw new Error(`the runner exited (${code}) before printing ${pattern}:\n${stdout}\n${stderr}`);
-        return false;
-      }, timeoutMs, `the runner to print ${pattern}:\n${stdout}\n${stderr}`);
-    },
-    async stop() {
-      if (code !== undefined) return code;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const c = await exited;
-      clearTimeout(timer);
-      return c;
-    },
-  };
+  return watchChild(child, 'the runner');
 }
 
 export type SharedBrokerKind = 'embedded' | 'mosquitto';

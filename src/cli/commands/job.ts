@@ -1,3 +1,4 @@
+import { printable } from '../../core/base/ids';
 import { UsageError } from '../../core/base/errors';
 import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
@@ -49,7 +50,7 @@ const list: Command = {
       ['STATE', (j) => j.state],
       ['REASON', (j) => dash(j.reason)],
       ['AGE', (j) => since(j.created_at)],
-      ['DETAIL', (j) => truncate(dash(j.detail), 60)],
+      ['DETAIL', (j) => truncate(dash(j.detail === null ? null : printable(j.detail, 200)), 60)],
     ])) {
       ctx.out(line);
     }
@@ -82,7 +83,8 @@ const status: Command = {
       ['updated', `${job.updated_at} (${since(job.updated_at)} ago)`],
       ['last seq', job.seq],
       ['parent job', job.parent_job],
-      ['detail', job.detail],
+      ['detail', job.detail === null ? null : printable(job.detail, 2000)],
+      ...(job.why ? [['why', printable(job.why, 2000)] as [string, unknown]] : []),
       ['delivery', job.delivery],
       ['timers', job.timers ? `T ${job.timers.start_timeout_s}s, idle ${job.timers.idle_timeout_s}s, budget ${job.timers.timeout_s}s, heartbeat ${job.timers.heartbeat_s}s` : null],
       ['brief', job.brief],

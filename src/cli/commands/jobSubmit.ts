@@ -1,3 +1,4 @@
+import { printable } from '../../core/base/ids';
 import { JOB_TYPES } from '../../core/jobs/jobSchema';
 import { submitJob } from '../../core/jobs/submit';
 import { submitComposite } from '../../core/jobs/compositeJobs';
@@ -67,7 +68,7 @@ const submit: Command = {
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });
-    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${job.detail}` : job.why ? `: ${job.why}` : ''}`);
+    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${printable(job.detail, 2000)}` : job.why ? `: ${printable(job.why, 2000)}` : ''}`);
     return result.exitCode;
   },
 };

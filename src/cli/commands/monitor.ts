@@ -26,6 +26,7 @@ export const monitorCommand: Command = {
       for (const n of r.terminated) ctx.out(`terminated ${n}: its pane is gone`);
       for (const n of r.registered) ctx.out(`registered ${n}: a live pane nobody had registered`);
       for (const n of r.revived) ctx.out(`running ${n}: its pane is alive`);
+      for (const n of r.repaired) ctx.out(`repaired ${n}: its create or resume had been killed midway`);
     };
     engine.ledger.onDidChangeJob(({ job, previous }) => {
       if (job.state !== previous) ctx.out(`job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`);
@@ -42,7 +43,15 @@ export const monitorCommand: Command = {
       return 0;
     }
     const intervalMs = Math.max(0.2, (ctx.args.options.interval as number | undefined) ?? 5) * 1000;
-    await repeatUntilSignal(intervalMs, async () => print(await reconcile(ctx.sessions(), registry)));
+    const gone = folderWatch(ctx.controlPlane().paths.dir);
+    await repeatUntilSignal(intervalMs, async () => {
+      if (gone()) {
+        ctx.out(`${ctx.controlPlane().paths.dir} is gone; the monitor stops.`);
+        return 'stop';
+      }
+      print(await reconcile(ctx.sessions(), registry));
+      return undefined;
+    });
     return 0;
   },
 };
@@ -62,8 +71,9 @@ async function watchUntilIdle(ctx: CommandContext): Promise<number> {
   try {
     const engine = ctx.jobs();
     const cp = ctx.controlPlane();
-    const idle = (): boolean => !fs.existsSync(cp.paths.dir) || !cp.jobs.list().jobs.some((j) => !isTerminal(j.state));
     await engine.connect();
+    const gone = folderWatch(cp.paths.dir);
+    const idle = (): boolean => gone() || !cp.jobs.list().jobs.some((j) => !isTerminal(j.state));
     engine.supervise('orphans', { rescanEveryMs: 30_000 });
     await new Promise<void>((resolve) => {
       const check = (): void => {
@@ -82,4 +92,25 @@ async function watchUntilIdle(ctx: CommandContext): Promise<number> {
   } finally {
     release();
   }
+}
+
+/**
+ * True once `dir` is deleted or replaced (another folder under the same name): a monitor of a
+ * workspace that is gone stops, rather than recreate its `.mam/` for ever.
+ */
+export function folderWatch(dir: string): () => boolean {
+  const identity = (): string | undefined => {
+    try {
+      const st = fs.statSync(dir);
+      return `${st.dev}:${st.ino}`;
+    } catch {
+      return undefined;
+    }
+  };
+  let first = identity();
+  return () => {
+    const now = identity();
+    if (first === undefined) first = now; // not made yet: watched from when it is
+    return first !== undefined && now !== first;
+  };
 }

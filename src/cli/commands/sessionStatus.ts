@@ -2,6 +2,7 @@ import { reconcile, sessionStatus, type ReconcileReport } from '../../core/sessi
 import { JSON_OPTION, type Command } from '../command';
 import { dash, table } from '../output';
 import { repeatUntilSignal } from '../repeat';
+import { folderWatch } from './monitor';
 
 export const sessionStatusCommand: Command = {
   path: ['session', 'status'],
@@ -55,6 +56,7 @@ export const sessionMonitor: Command = {
       for (const n of r.terminated) ctx.out(`terminated ${n}: its pane is gone`);
       for (const n of r.registered) ctx.out(`registered ${n}: a live pane nobody had registered`);
       for (const n of r.revived) ctx.out(`running ${n}: its pane is alive`);
+      for (const n of r.repaired) ctx.out(`repaired ${n}: its create or resume had been killed midway`);
       for (const n of r.pidUpdated) ctx.out(`updated ${n}: its pane runs a new process`);
     };
     if (ctx.args.options.once) {
@@ -63,7 +65,15 @@ export const sessionMonitor: Command = {
       if (!ctx.args.options.json && Object.values(r).every((v) => v.length === 0)) ctx.out('Nothing to repair.');
       return 0;
     }
-    await repeatUntilSignal(intervalMs, async () => print(await reconcile(service, registry)));
+    const gone = folderWatch(ctx.controlPlane().paths.dir);
+    await repeatUntilSignal(intervalMs, async () => {
+      if (gone()) {
+        ctx.out(`${ctx.controlPlane().paths.dir} is gone; the monitor stops.`);
+        return 'stop';
+      }
+      print(await reconcile(service, registry));
+      return undefined;
+    });
     return 0;
   },
 };

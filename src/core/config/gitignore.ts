@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { exec } from '../base/exec';
+import { gitExec } from '../base/git';
 import { writeFileAtomic } from '../store/atomicFile';
 
 /** What must stay out of the user's commits: agent state, and broker credentials (SPEC §3). */
@@ -14,7 +14,7 @@ export const MAM_IGNORES = ['.mam/', '.mam.env'] as const;
  */
 export async function missingIgnores(workspace: string): Promise<string[] | undefined> {
   const probes = { '.mam/': '.mam/agent-sessions.db', '.mam.env': '.mam.env' } as const;
-  const r = await exec('git', ['check-ignore', '--', ...Object.values(probes)], { cwd: workspace, timeoutMs: 30_000 }).catch(() => undefined);
+  const r = await gitExec(workspace, ['check-ignore', '--', ...Object.values(probes)], { timeoutMs: 30_000 }).catch(() => undefined);
   if (!r || (r.exitCode !== 0 && r.exitCode !== 1)) return undefined;
   const ignored = new Set(r.stdout.split('\n').map((l) => l.trim()));
   return MAM_IGNORES.filter((entry) => !ignored.has(probes[entry]) && (entry !== '.mam.env' || fs.existsSync(path.join(workspace, '.mam.env'))));

@@ -92,6 +92,8 @@ export interface ResolveConfigInput {
   settings?: Readonly<Record<string, unknown>>;
   /** Command-line flags that override everything. */
   flags?: Partial<MamConfig>;
+  /** Read the workspace's `.mam.env` (default true). */
+  readEnvFile?: boolean;
 }
 
 /**
@@ -103,7 +105,7 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
   const envFile = path.join(input.workspace, '.mam.env');
   let fileValues = new Map<string, string>();
   let envFileRead: string | undefined;
-  if (fs.existsSync(envFile)) {
+  if (input.readEnvFile !== false && fs.existsSync(envFile)) {
     fileValues = parseEnvFile(fs.readFileSync(envFile, 'utf8'), envFile);
     envFileRead = envFile;
   }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../base/errors';
-import { exec } from '../base/exec';
+import { gitExec } from '../base/git';
 import { INITIAL_FILES } from './demoProject';
 
 /** The identity of the demo repository's first commit: the demo must work where git has no user configured. */
@@ -12,7 +12,7 @@ const DEMO_GIT_ENV = {
 
 /** git with none of the user's commit signing or hooks, which a throwaway repository has no use for. */
 export async function demoGit(repo: string, args: readonly string[]): Promise<string> {
-  const r = await exec('git', ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', ...args], { cwd: repo, env: DEMO_GIT_ENV, timeoutMs: 60_000 });
+  const r = await gitExec(repo, args, { env: DEMO_GIT_ENV, timeoutMs: 60_000 });
   if (r.exitCode !== 0) throw new Error(`git ${args[0]} in ${repo} failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
   return r.stdout;
 }

@@ -1,14 +1,16 @@
+import { printable, printableLines } from '../base/ids';
 import type { AuditEntry } from '../store/auditLog';
 
 /** One audit-log entry as one line of text: `mam job logs` and the job-log document in VS Code. */
 export function formatEntry(e: AuditEntry): string {
   switch (e.type) {
     case 'event':
-      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${e.sender}` : ''}${e.detail ? `  ${e.detail}` : ''}${e.late ? '  (late: the job had already ended)' : ''}`;
+      // Sender and detail come from the agent: shown, never obeyed, and never a line of their own.
+      return `${e.at}  ${e.event.padEnd(19)} seq=${e.seq}${e.sender ? ` from ${printable(e.sender, 120)}` : ''}${e.detail ? `  ${printable(e.detail, 2000)}` : ''}${e.late ? '  (late: the job had already ended)' : ''}`;
     case 'transition':
-      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}${typeof e.note === 'string' ? `: ${e.note}` : ''}${screenOf(e)}`;
+      return `${e.at}  ${'→ ' + e.to}${' '.repeat(Math.max(1, 18 - e.to.length))}${e.from ? `from ${e.from}` : ''}${e.reason ? `  (${e.reason})` : ''}${typeof e.note === 'string' ? `: ${printable(e.note, 2000)}` : ''}${screenOf(e)}`;
     case 'note':
-      return `${e.at}  note                ${e.note}${screenOf(e)}`;
+      return `${e.at}  note                ${printable(String(e.note), 2000)}${screenOf(e)}`;
     default:
       return JSON.stringify(e);
   }
@@ -18,6 +20,6 @@ export function formatEntry(e: AuditEntry): string {
 function screenOf(e: AuditEntry): string {
   if (typeof e.screen !== 'string' || e.screen.trim() === '') return '';
   // Screen text came from an agent's pane: never hand its control characters to a terminal.
-  const lines = e.screen.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '').split('\n');
+  const lines = printableLines(e.screen).split('\n');
   return `\n${' '.repeat(22)}the pane's last screen:\n${lines.map((l) => `${' '.repeat(22)}│ ${l}`).join('\n')}`;
 }

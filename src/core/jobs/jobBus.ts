@@ -6,8 +6,11 @@ import type { Logger } from '../base/log';
 import type { ControlPlane } from '../controlPlane';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
 import { readIfExists } from '../store/atomicFile';
-import { isTerminal } from './jobSchema';
+import { isTerminal, type JobRecord } from './jobSchema';
 import type { JobLedger } from './jobLedger';
+
+/** How long after its last event a job's outbox is still checked for events that did not arrive. */
+const ACTIVE_MS = 10 * 60_000;
 
 export interface RejectionNotice {
   topic: string;
@@ -30,6 +33,8 @@ export class JobBus extends DisposableBase {
   /** A retained or fresh state message: another process changed a job (views reload it from disk). */
   readonly onDidSeeState = this.stateSeen.event;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Jobs whose events arrived, with when: their outboxes are checked while the broker is up. */
+  private readonly active = new Map<string, number>();
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -47,7 +52,7 @@ export class JobBus extends DisposableBase {
     this._register(toDisposable(() => client.removeListener('message', onMessage)));
     this._register(ledger.onDidChangeJob(({ job, previous, patched }) => {
       // A patch (the prompt was typed, nobody waits any more) moves other processes' deadlines: tell them too.
-      if (job.state !== previous || isTerminal(job.state) || patched) void this.publishState(job.id, job.state, job.reason, job.seq);
+      if (job.state !== previous || isTerminal(job.state) || patched) void this.publishState(job);
     }));
   }
 
@@ -85,9 +90,16 @@ export class JobBus extends DisposableBase {
     } catch (err) {
       return this.reject(topic, where.jobId, err);
     }
+    this.active.set(payload.job_id, Date.now());
     const outcome = await this.ledger.applyEvent(payload);
     if (outcome.status === 'rejected') this.reject(topic, where.jobId, new RejectedMessage(outcome.reason, outcome.message));
     else if (outcome.status === 'duplicate') this.ledger.observe(payload.job_id); // another subscriber applied it first
+    // A seq that overtook an earlier one left a gap; the earlier event, refused from the broker as
+    // out of order, is in the agent's outbox already: take it from there now, not at a reconnect.
+    if (outcome.status !== 'rejected' || outcome.reason === 'stale_seq') {
+      const job = this.controlPlane.jobs.get(payload.job_id);
+      if (job && (job.missing ?? []).length > 0) await this.ledger.applyOutbox(job);
+    }
   }
 
   private reject(topic: string, jobId: string | undefined, err: unknown): void {
@@ -97,6 +109,17 @@ export class JobBus extends DisposableBase {
     }
     this.logger.warn(`dropped a message on ${topic}: ${err.reason}: ${err.message}`);
     this.rejected.fire({ topic, ...(jobId ? { jobId } : {}), reason: err.reason, message: err.message });
+  }
+
+  /**
+   * After a reconnect: the state of every open remote job again, marked `resync`, so that its
+   * runner relays what this workspace may have missed while it was cut off (the broker keeps
+   * nothing for a subscriber that is away, and a remote job's outbox lies on the runner's host).
+   */
+  resyncRemoteJobs(): void {
+    for (const job of this.controlPlane.jobs.list().jobs) {
+      if (job.target?.kind === 'remote' && !isTerminal(job.state)) void this.publishState(job, true);
+    }
   }
 
   /**
@@ -115,14 +138,18 @@ export class JobBus extends DisposableBase {
   private readonly publishing = new Set<Promise<void>>();
 
   /** Publishes the job's retained state message (signed when the job is). */
-  private publishState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
-    const sent = this.sendState(jobId, state, reason, seq).finally(() => this.publishing.delete(sent));
+  private publishState(job: JobRecord, resync = false): Promise<void> {
+    const sent = this.sendState(job, resync).finally(() => this.publishing.delete(sent));
     this.publishing.add(sent);
     return sent;
   }
 
-  private async sendState(jobId: string, state: string, reason: string | null, seq: number): Promise<void> {
-    const payload: StatePayload = { v: 1, job_id: jobId, state, reason, seq, ts: new Date().toISOString() };
+  private async sendState(job: JobRecord, resync: boolean): Promise<void> {
+    const jobId = job.id;
+    const payload: StatePayload = {
+      v: 1, job_id: jobId, state: job.state, reason: job.reason, seq: job.seq,
+      ...((job.missing ?? []).length > 0 ? { missing: job.missing } : {}), ...(resync ? { resync: true } : {}), ts: new Date().toISOString(),
+    };
     const token = this.tokenOf(jobId);
     if (token) payload.sig = signatureOf(payload, token);
     try {
@@ -138,6 +165,22 @@ export class JobBus extends DisposableBase {
    * completion after the submitter gave up). The disk, not the broker, is the record. A job is
    * looked at only when its seq counter is ahead of its record or its record misses a seq.
    */
+  /**
+   * Applies what the outboxes of the jobs whose events arrived lately hold beyond their records:
+   * events the broker took but never passed on. Cheap: two small files per such job.
+   */
+  async drainActive(): Promise<void> {
+    const now = Date.now();
+    for (const [jobId, seen] of this.active) {
+      const job = this.controlPlane.jobs.get(jobId);
+      if (!job || isTerminal(job.state) || now - seen > ACTIVE_MS) {
+        this.active.delete(jobId);
+        continue;
+      }
+      await this.ledger.applyOutbox(job);
+    }
+  }
+
   async drainOutboxes(): Promise<number> {
     let applied = 0;
     for (const job of this.controlPlane.jobs.list().jobs) applied += await this.ledger.applyOutbox(job);

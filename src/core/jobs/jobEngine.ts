@@ -62,9 +62,18 @@ export class JobEngine extends DisposableBase {
     await this.bus.start();
     // Events that could not reach the broker wait in outboxes: drain them now and whenever the
     // connection comes back, and poll them while it is down.
-    client.on('connect', () => void this.drain());
+    client.on('connect', () => {
+      // A reconnect: apply what waited on disk, and ask the runners of remote jobs for what the
+      // broker did not keep for us while we were away.
+      void this.drain();
+      this.bus?.resyncRemoteJobs();
+    });
+    // Outboxes while the broker is away; and, while it is here, those of the jobs whose events
+    // arrive: a broker may drop what it queued for us (Mosquitto's queue limits do, after acking
+    // the publisher), and nothing else would tell us that the last events of a job are missing.
     this.drainTimer = setInterval(() => {
       if (!client.connected) void this.drain();
+      else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${(err as Error).message}`));
     }, 1000);
     this.drainTimer.unref?.();
     this._register(toDisposable(() => clearInterval(this.drainTimer)));

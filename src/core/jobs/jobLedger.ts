@@ -101,10 +101,10 @@ export class JobLedger extends DisposableBase {
 
   /**
    * Applies one event: signature, then seq, then the audit log, then the lifecycle table's effect.
-   * From the broker only a seq above the highest seen is accepted (SPEC §6: a lower one is a
-   * replay or out of order; a skipped one is noted as a `seq_gap`). From disk (an outbox), a seq a
-   * gap left missing is accepted too: the outbox is the publishers' own record, and an event that
-   * waited there while a later one got through must still count.
+   * Only a seq above the highest seen is accepted (SPEC §6: a lower one is a replay or out of
+   * order; a skipped one is noted as a `seq_gap`), or one a gap left missing, once: an event that
+   * waited in an outbox, or that a remote runner relays again, while a later one got through must
+   * still count. The audit log says when an event came from an outbox rather than the broker.
    */
   async applyEvent(payload: EventPayload, source: 'broker' | 'disk' = 'broker'): Promise<ApplyOutcome> {
     let outcome: ApplyOutcome = { status: 'duplicate' };
@@ -120,8 +120,10 @@ export class JobLedger extends DisposableBase {
         if (payload.sig === undefined) return void (outcome = { status: 'rejected', reason: 'missing_signature', message: `unsigned ${payload.event} for signed job ${job.id}` });
         if (!token || !verifySignature(payload, token)) return void (outcome = { status: 'rejected', reason: 'bad_signature', message: `bad signature on ${payload.event} seq ${payload.seq} of job ${job.id}` });
       }
+      // A seq a gap left missing was never applied: welcome once, from an outbox or from the broker
+      // (a remote runner relaying it again after the submitter was cut off).
       const missing = new Set(job.missing ?? []);
-      const fillsGap = source === 'disk' && missing.has(payload.seq);
+      const fillsGap = missing.has(payload.seq);
       if (payload.seq <= job.seq && !fillsGap) {
         if (!this.sameAsLogged(job.id, payload)) outcome = { status: 'rejected', reason: 'stale_seq', message: `${payload.event} seq ${payload.seq} of job ${job.id} is not above ${job.seq}: replayed or out of order` };
         return;
@@ -136,20 +138,22 @@ export class JobLedger extends DisposableBase {
       missing.delete(payload.seq);
       const reportPath = payload.report ? this.saveReport(job.id, payload) : undefined;
       const effect = effectOf(payload.event, job.state);
-      entries.push({ type: 'event', at: now, event: payload.event, seq: payload.seq, sender: payload.sender, detail: payload.detail, ts: payload.ts, sig_ok: payload.sig !== undefined, ...(reportPath ? { report: reportPath } : {}), ...(effect.late ? { late: true } : {}) });
+      entries.push({ type: 'event', at: now, event: payload.event, seq: payload.seq, sender: payload.sender, detail: payload.detail, ts: payload.ts, sig_ok: payload.sig !== undefined, ...(source === 'disk' ? { from: 'outbox' } : {}), ...(reportPath ? { report: reportPath } : {}), ...(effect.late ? { late: true } : {}) });
+      // A finished job's outcome never changes: a late event is kept (audit log, late_events, with
+      // what it said), but its detail and report do not replace the record's.
       const next: JobRecord = {
         ...job,
         seq: Math.max(job.seq, payload.seq),
         missing: [...missing].sort((a, b) => a - b),
         updated_at: now,
-        ...(payload.detail !== null ? { detail: payload.detail } : {}),
-        ...(reportPath ? { report: reportPath } : {}),
+        ...(payload.detail !== null && !effect.late ? { detail: payload.detail } : {}),
+        ...(reportPath && !effect.late ? { report: reportPath } : {}),
         ...(effect.alive ? { last_event_at: now } : {}),
         ...(effect.late ? {} : { last_event: payload.event }),
         ...(payload.event === 'started' && !job.started_at ? { started_at: now } : {}),
         ...(payload.heartbeat !== undefined && job.timers ? { heartbeat_reported_s: payload.heartbeat } : {}),
       };
-      if (effect.late) next.late_events = [...(job.late_events ?? []), { seq: payload.seq, event: payload.event, at: now }];
+      if (effect.late) next.late_events = [...(job.late_events ?? []), { seq: payload.seq, event: payload.event, at: now, ...(payload.detail !== null ? { detail: payload.detail } : {}), ...(reportPath ? { report: reportPath } : {}) }];
       if (effect.to) {
         next.state = effect.to;
         next.reason = effect.reason ?? null;

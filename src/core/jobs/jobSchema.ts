@@ -88,7 +88,7 @@ export interface JobRecord {
   /** Seqs skipped by a later event, still welcome (from the outbox) but never twice. */
   missing?: number[];
   /** Events that arrived after the job had ended, e.g. a completion after a timeout. */
-  late_events?: Array<{ seq: number; event: string; at: string }>;
+  late_events?: Array<{ seq: number; event: string; at: string; detail?: string; report?: string }>;
   /** The last report handed in, as a path in the audit folder. */
   report?: string | null;
   /** When MAM ended the job itself (a timer, an undeliverable prompt): why, in a sentence. */

@@ -108,7 +108,10 @@ export class LoopRunner extends DisposableBase {
     state.owner = { pid: process.pid, host: os.hostname() };
     await this.save(state);
     this.say(state, `${how} loop ${state.id} on ${state.checkout} (base ${state.base.slice(0, 12)})`);
-    // Jobs a crashed run left open have lost their submitter: their timers are ours now.
+    // Nothing is judged before it is read: connect (which applies every event waiting in an outbox
+    // and every retained state) before waiting on a job a crashed run left open; and those jobs
+    // have lost their submitter, so their timers are ours now.
+    await this.engine.connect();
     this.engine.supervise('orphans');
     try {
       await this.plan(state);
@@ -134,7 +137,7 @@ export class LoopRunner extends DisposableBase {
         if (rebut && state.rebuts_used < state.max_rebut && !state.steps.some((s) => s.key === `r${round.n + 1}:rebut`)) {
           state.rebuts_used++;
           state.steps.push({ key: `r${round.n + 1}:rebut`, kind: 'fix', session: state.creator, job_id: fix.job_id, round: round.n + 1, status: 'done', text: rebut });
-          this.say(state, `round ${round.n}: ${state.creator} rebuts: ${rebut}`);
+          this.say(state, `round ${round.n}: ${state.creator} rebuts: ${printable(rebut, 300)}`);
           await this.save(state);
         } else if (rebut) {
           this.say(state, `round ${round.n}: ${state.creator} rebuts, but has no rebuttals left`);
@@ -230,9 +233,18 @@ export class LoopRunner extends DisposableBase {
     if (!job) {
       this.say(state, `${key}: job ${step.job_id} to ${session}`);
       job = (await submitJob(this.engine, { session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id })).job;
-    } else if (!isTerminal(job.state)) {
-      this.say(state, `${key}: waiting for job ${job.id} (${job.state}) from before the restart`);
-      job = await waitForEnd(this.engine, job.id);
+    } else {
+      if (!isTerminal(job.state)) {
+        this.say(state, `${key}: waiting for job ${job.id} (${job.state}) from before the restart`);
+        job = await waitForEnd(this.engine, job.id);
+      }
+      // While no loop ran, its timer ended it, and then its agent completed it after all: the job's
+      // outcome stays as it was (SPEC §5), but the completion is the work this step asked for.
+      const late = job.state === 'timeout' ? job.late_events?.filter((e) => e.event === 'completed').at(-1) : undefined;
+      if (late) {
+        this.say(state, `${key}: job ${job.id} timed out while no loop was running, and completed later; using that completion`);
+        job = { ...job, state: 'completed', reason: null, detail: late.detail ?? null, report: late.report ?? null };
+      }
     }
     step.status = 'done';
     step.job_state = job.state;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkId } from '../base/ids';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
 import type { SnapshotIdentity } from './snapshot';
@@ -81,6 +82,7 @@ export class LoopStore {
   constructor(private readonly paths: ControlPlanePaths) {}
 
   file(id: string): string {
+    checkId(id, 'loop');
     return path.join(this.paths.loopsDir, `${id}.json`);
   }
 
@@ -92,7 +94,7 @@ export class LoopStore {
   }
 
   get(id: string): LoopState | undefined {
-    if (!/^l-[A-Za-z0-9-]{1,80}$/.test(id)) return undefined;
+    checkId(id, 'loop');
     const bytes = readIfExists(this.file(id));
     return bytes ? (JSON.parse(bytes.toString('utf8')) as LoopState) : undefined;
   }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exec } from '../base/exec';
+import { gitExec } from '../base/git';
 import { UsageError } from '../base/errors';
 
 /** What one review round reviewed: the base, the commit on top, and the whole working tree. */
@@ -20,9 +20,9 @@ export interface ChangedFile {
   from?: string;
 }
 
-/** Runs git in `checkout`, never through a shell; throws with git's own words on failure. */
+/** Runs git in `checkout` (inert: base/git.ts), never through a shell; throws with git's own words on failure. */
 export async function git(checkout: string, args: string[], env: Record<string, string | undefined> = {}): Promise<string> {
-  const r = await exec('git', args, { cwd: checkout, env: { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...env }, timeoutMs: 120_000 });
+  const r = await gitExec(checkout, args, { env });
   if (r.exitCode !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
   return r.stdout;
 }
@@ -38,7 +38,7 @@ export async function resolveCommit(checkout: string, rev: string): Promise<stri
 }
 
 export async function isGitCheckout(dir: string): Promise<boolean> {
-  const r = await exec('git', ['rev-parse', '--is-inside-work-tree'], { cwd: dir }).catch(() => undefined);
+  const r = await gitExec(dir, ['rev-parse', '--is-inside-work-tree']).catch(() => undefined);
   return r?.exitCode === 0 && r.stdout.trim() === 'true';
 }
 
@@ -80,13 +80,13 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
 /** The paths that differ between two trees (what changed under a review). */
 export async function pathsChangedBetween(checkout: string, from: string, to: string): Promise<string[]> {
   if (from === to) return [];
-  const out = await git(checkout, ['diff', '--name-only', '-z', '--no-renames', from, to]);
+  const out = await git(checkout, ['diff', '--no-ext-diff', '--no-textconv', '--name-only', '-z', '--no-renames', from, to]);
   return out.split('\0').filter((f) => f !== '');
 }
 
 /** The files that differ between the base and a snapshot's tree. */
 export async function changedFiles(checkout: string, identity: SnapshotIdentity): Promise<ChangedFile[]> {
-  const out = await git(checkout, ['diff', '--name-status', '-M', '-z', identity.base, identity.tree]);
+  const out = await git(checkout, ['diff', '--no-ext-diff', '--no-textconv', '--name-status', '-M', '-z', identity.base, identity.tree]);
   const fields = out.split('\0').filter((f) => f !== '');
   const files: ChangedFile[] = [];
   for (let i = 0; i < fields.length; ) {
@@ -103,14 +103,14 @@ export async function changedFiles(checkout: string, identity: SnapshotIdentity)
 
 /** The snapshot diff a reviewer reads: base..tree, uncommitted files included. */
 export async function snapshotDiff(checkout: string, identity: SnapshotIdentity, maxBytes = 200_000): Promise<string> {
-  const stat = await git(checkout, ['diff', '--stat', identity.base, identity.tree]);
-  const diff = await git(checkout, ['diff', '-M', identity.base, identity.tree]);
+  const stat = await git(checkout, ['diff', '--no-ext-diff', '--no-textconv', '--stat', identity.base, identity.tree]);
+  const diff = await git(checkout, ['diff', '--no-ext-diff', '--no-textconv', '-M', identity.base, identity.tree]);
   const shown = Buffer.byteLength(diff) > maxBytes ? `${diff.slice(0, maxBytes)}\n… (diff cut at ${maxBytes} bytes; run \`git diff ${identity.base} ${identity.tree}\` for all of it)\n` : diff;
   return `${stat}\n${shown}`;
 }
 
 /** A file's content in a commit or tree, or undefined when it does not exist there. */
 export async function fileAt(checkout: string, treeish: string, file: string): Promise<string | undefined> {
-  const r = await exec('git', ['show', `${treeish}:${file}`], { cwd: checkout, timeoutMs: 60_000 });
+  const r = await gitExec(checkout, ['show', '--no-textconv', `${treeish}:${file}`], { timeoutMs: 60_000 });
   return r.exitCode === 0 ? r.stdout : undefined;
 }

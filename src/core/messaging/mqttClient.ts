@@ -85,9 +85,14 @@ export async function connectClient(endpoint: BrokerEndpoint, options: ConnectCl
       reject(err);
     };
     const timer = setTimeout(() => fail(new BrokerUnusableError(`no answer from the MQTT broker at ${where} within ${Math.round(timeoutMs / 1000)} s; ${advice(endpoint)}`, 'broker_timeout')), timeoutMs);
+    // Once connected, a broker that goes away is said once (the job is followed from disk meanwhile),
+    // not at every reconnect attempt; and once more when it is back.
+    let warned = false;
     client.on('error', (err) => {
       if (settled) {
-        logger?.warn(`MQTT ${options.clientId}: ${errorMessage(err)}`);
+        if (warned) logger?.debug(`MQTT ${options.clientId}: ${errorMessage(err)}`);
+        else logger?.warn(`MQTT ${options.clientId}: ${errorMessage(err)}; following jobs from disk until it is back`);
+        warned = true;
         return;
       }
       const failure = classify(err, endpoint, where);
@@ -103,7 +108,10 @@ export async function connectClient(endpoint: BrokerEndpoint, options: ConnectCl
       clearTimeout(timer);
       client.options.reconnectPeriod = reconnectPeriod;
       client.on('offline', () => logger?.info(`MQTT ${options.clientId}: lost the connection to ${where}${reconnectPeriod > 0 ? '; reconnecting' : ''}`));
-      client.on('connect', () => logger?.info(`MQTT ${options.clientId}: reconnected to ${where}`));
+      client.on('connect', () => {
+        logger?.[warned ? 'warn' : 'info'](`MQTT ${options.clientId}: reconnected to ${where}`);
+        warned = false;
+      });
       resolve(client);
     });
   });

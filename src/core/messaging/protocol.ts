@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { checkId } from '../base/ids';
 
 /**
  * The wire protocol of job events (SPEC §6). Kept free of heavy imports: `mam event`, which runs
@@ -40,13 +41,21 @@ export interface StatePayload {
   state: string;
   reason: string | null;
   seq: number;
+  /** Seqs below `seq` not yet applied (an event that overtook another left a gap). */
+  missing?: number[];
+  /**
+   * Sent again by a subscriber that has just reconnected: "this is what I have". A remote runner
+   * answers it by relaying every event of the job beyond `seq`, and those in `missing`, again:
+   * what the broker threw away while the submitter was cut off is not lost.
+   */
+  resync?: boolean;
   ts: string;
   sig?: string;
 }
 
 export const topics = {
-  events: (workspaceId: string, jobId: string) => `mam/${workspaceId}/jobs/${jobId}/events`,
-  state: (workspaceId: string, jobId: string) => `mam/${workspaceId}/jobs/${jobId}/state`,
+  events: (workspaceId: string, jobId: string) => (checkId(jobId), `mam/${workspaceId}/jobs/${jobId}/events`),
+  state: (workspaceId: string, jobId: string) => (checkId(jobId), `mam/${workspaceId}/jobs/${jobId}/state`),
   allEvents: (workspaceId: string) => `mam/${workspaceId}/jobs/+/events`,
   allStates: (workspaceId: string) => `mam/${workspaceId}/jobs/+/state`,
   dispatch: (runner: string) => `mam/remote/${runner}/dispatch`,
@@ -173,9 +182,11 @@ export function validateState(raw: Record<string, unknown>): StatePayload {
   const fail = (why: string): never => {
     throw new RejectedMessage('schema', why);
   };
-  const allowed = new Set(['v', 'job_id', 'state', 'reason', 'seq', 'ts', 'sig']);
+  const allowed = new Set(['v', 'job_id', 'state', 'reason', 'seq', 'missing', 'resync', 'ts', 'sig']);
   for (const key of Object.keys(raw)) if (!allowed.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
   if (raw.v !== 1 || typeof raw.job_id !== 'string' || !JOB_ID.test(raw.job_id)) fail('not a state message');
+  if (raw.missing !== undefined && !(Array.isArray(raw.missing) && raw.missing.length <= 10_000 && raw.missing.every((n) => Number.isSafeInteger(n) && (n as number) > 0))) fail('missing must be a list of seqs');
+  if (raw.resync !== undefined && raw.resync !== true) fail('resync must be true when present');
   if (typeof raw.state !== 'string' || raw.state.length > 40) fail('state must be a string');
   if (raw.reason !== null && typeof raw.reason !== 'string') fail('reason must be a string or null');
   if (!Number.isSafeInteger(raw.seq) || (raw.seq as number) < 0) fail('seq must be a non-negative integer');

@@ -73,11 +73,13 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
     if (!req.endpoint) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
     const toSend = [...backlog, payload];
     const clientId = `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const deadline = Date.now() + (req.retryBudgetMs ?? 3000);
+    // An agent waits for this command inside its turn: a broker that is down or frozen costs it
+    // about a second, then the event waits in the outbox, which every subscriber drains.
+    const deadline = Date.now() + (req.retryBudgetMs ?? 1000);
     let problem = '';
     for (let attempt = 0, backoff = 100; ; attempt++, backoff = Math.min(backoff * 2, 1000)) {
       try {
-        await publishOnce(req.endpoint, clientId, toSend.map((p) => ({ topic, payload: JSON.stringify(p) })));
+        await publishOnce(req.endpoint, clientId, toSend.map((p) => ({ topic, payload: JSON.stringify(p) })), Math.max(100, deadline - Date.now()));
         outbox.markAcked(payload.seq);
         return { payload, delivered: true, flushed: backlog.length };
       } catch (err) {

@@ -13,15 +13,23 @@ import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
 import { writeBrief } from '../jobs/brief';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobOwner, type JobRecord } from '../jobs/jobSchema';
+import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../jobs/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { deliverJob } from '../jobs/submit';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
-import { topics, type EventPayload } from '../messaging/protocol';
+import { parseUntrusted, topics, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
+import { readIfExists } from '../store/atomicFile';
 import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
 import { SeenDispatches } from './seenDispatches';
+
+/**
+ * How long a mirror job that has ended here waits for its submitter to say it has the outcome
+ * before it counts as finished anyway (a `--once` runner then exits): past the keepalive a
+ * broker gives a silent client (1.5 × 30 s), with room for the submitter to reconnect.
+ */
+const SUBMITTER_ACK_WAIT_MS = 120_000;
 
 export interface RemoteRunnerOptions {
   engine: JobEngine;
@@ -59,7 +67,7 @@ export class RemoteRunner extends DisposableBase {
   readonly onDidRefuse = this.refused.event;
   /** A dispatch was taken: its mirror job is registered and about to be delivered. */
   readonly onDidAccept = this.accepted.event;
-  /** A mirror job ended and its outcome reached the broker on its way to the submitter. */
+  /** A mirror job ended, and its submitter has the outcome (or had two minutes to ask for it). */
   readonly onDidFinish = this.finished.event;
 
   private readonly owner: JobOwner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') };
@@ -75,6 +83,9 @@ export class RemoteRunner extends DisposableBase {
   private readonly relayed = new Map<string, Set<number>>();
   private readonly errorPublished = new Set<string>();
   private readonly done = new Set<string>();
+  /** Mirror jobs whose submitter's own state says they have ended. */
+  private readonly acknowledged = new Set<string>();
+  private readonly announced = new Set<string>();
   private closed = false;
 
   constructor(private readonly options: RemoteRunnerOptions) {
@@ -107,7 +118,11 @@ export class RemoteRunner extends DisposableBase {
     client.on('message', (topic: string, payload: Buffer) => {
       this.intake = this.intake.then(() => this.take(topic, payload)).catch((err: unknown) => logger.error(`runner ${this.name}: ${errorMessage(err)}`));
     });
-    for (const job of controlPlane.jobs.list().jobs) if (this.originOf(job) && !isTerminal(job.state)) this.relay(job.id);
+    for (const job of controlPlane.jobs.list().jobs) {
+      if (!this.originOf(job) || isTerminal(job.state)) continue;
+      this.relay(job.id);
+      await this.followSubmitter(job);
+    }
     await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
   }
 
@@ -147,6 +162,7 @@ export class RemoteRunner extends DisposableBase {
     // An empty payload is a retained message being cleared (by us or its submitter), not a message.
     if (bytes.length === 0) return;
     if (cancelTopics.jobOf(this.name, topic) !== undefined) return this.takeCancel(topic, bytes);
+    if (topics.parse(topic)?.kind === 'state') return this.takeState(topic, bytes);
     if (this.closed) return;
     let d: DispatchPayload;
     try {
@@ -170,8 +186,56 @@ export class RemoteRunner extends DisposableBase {
       void this.client?.unsubscribeAsync(this.dispatchFilters).catch(() => undefined);
     }
     const job = await this.registerMirror(d);
+    await this.followSubmitter(job);
     this.accepted.fire({ job, from: d.workspace_id });
     this.track(this.deliver(job));
+  }
+
+  /**
+   * The submitter's state of a mirror job. One marked `resync` comes from a submitter that has just
+   * reconnected: every event it has not applied (beyond its seq, and the gaps it lists) is relayed
+   * again — the broker kept nothing for it while it was cut off, and the events' only other copy
+   * is this host's outbox. It must be signed with the job's token: nobody else makes us resend.
+   */
+  private async takeState(topic: string, bytes: Buffer): Promise<void> {
+    const where = topics.parse(topic)!;
+    const { controlPlane, logger } = this.options.engine.deps;
+    const job = controlPlane.jobs.get(where.jobId);
+    const origin = job && this.originOf(job);
+    if (!job || !origin || origin.workspace_id !== where.workspaceId) return;
+    let state: StatePayload;
+    try {
+      state = validateState(parseUntrusted(bytes));
+    } catch {
+      return;
+    }
+    const token = readIfExists(path.join(controlPlane.paths.jobDir(job.id), 'token'))?.toString('utf8').trim();
+    if (state.job_id !== job.id || !token || !verifySignature(state, token)) return;
+    if (isTerminal(state.state as JobState)) {
+      // The submitter has the outcome: nothing more to relay, and a --once runner may go.
+      this.acknowledged.add(job.id);
+      if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);
+      return;
+    }
+    if (!state.resync) return;
+    const missing = new Set(state.missing ?? []);
+    this.relayed.set(job.id, new Set([...(this.relayed.get(job.id) ?? [])].filter((seq) => seq <= state.seq && !missing.has(seq))));
+    logger.info(`runner ${this.name}: job ${job.id}: its submitter has seq ${state.seq}${missing.size ? ` and misses ${[...missing].join(',')}` : ''}; relaying the rest again`);
+    this.relay(job.id);
+  }
+
+  /** Says, once, that a mirror job has ended and its submitter has (or had time to get) the outcome. */
+  private announce(job: JobRecord): void {
+    if (this.announced.has(job.id)) return;
+    this.announced.add(job.id);
+    this.finished.fire(job);
+  }
+
+  /** Follows the submitter's state of an open mirror job (for resync), until the job is done here. */
+  private async followSubmitter(job: JobRecord): Promise<void> {
+    const origin = this.originOf(job);
+    if (!origin || !this.client) return;
+    await this.client.subscribeAsync(topics.state(origin.workspace_id, job.id), { qos: 1 }).catch((err: unknown) => this.options.engine.deps.logger.warn(`runner ${this.name}: cannot follow job ${job.id}: ${errorMessage(err)}`));
   }
 
   /**
@@ -284,7 +348,11 @@ export class RemoteRunner extends DisposableBase {
     });
     if (isTerminal(job.state) && !this.done.has(jobId) && (endedBySubmitter || events.some((p) => isFinal(p) && sent.has(p.seq)))) {
       this.done.add(jobId);
-      this.finished.fire(job);
+      // The broker has the outcome; the submitter may not (cut off, its events dropped). The job is
+      // finished here once the submitter's own state says it has ended, or after a while anyway: a
+      // submitter that comes back asks for what it missed, and this runner must still be here.
+      if (endedBySubmitter || this.acknowledged.has(jobId)) this.announce(job);
+      else setTimeout(() => this.announce(job), SUBMITTER_ACK_WAIT_MS).unref?.();
     }
   }
 

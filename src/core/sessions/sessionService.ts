@@ -11,7 +11,7 @@ import type { ControlPlane } from '../controlPlane';
 import { checkServerName, defaultServerName, type MuxFactory } from '../mux';
 import { injectLine, lastLines, type InjectOptions, type InjectReport, type NamedScreen } from '../mux/inject';
 import type { Multiplexer } from '../mux/multiplexer';
-import { sleep, withLock } from '../store/lock';
+import { isAlive, sleep, withLock } from '../store/lock';
 import { SESSION_ROLES, type MuxKind, type SessionRole, type SessionRow } from '../store/sessionSchema';
 import { discoverConversation, isStored, purgeConversation } from './conversations';
 import { OrchestratorRegistry } from './orchestrators';
@@ -105,7 +105,9 @@ export class SessionService {
     checkServerName(server);
     const cwd = existingDirectory(path.resolve(request.baseDir, request.cwd ?? '.'));
     const { program, args } = this.commandFor(adapter, request.command);
-    if (await this.registry.get(request.name)) throw new UsageError(`session '${request.name}' already exists`, 'duplicate_session');
+    const existing = await this.registry.get(request.name);
+    if (existing && !abandonedCreate(existing)) throw new UsageError(`session '${request.name}' already exists`, 'duplicate_session');
+    if (existing) await this.clearAbandonedCreate(existing);
 
     const conversationId = adapter.preassignId?.() ?? null;
     const argv = adapter.spawnArgv(program, args, conversationId);
@@ -115,7 +117,8 @@ export class SessionService {
     await this.registry.mutate((tx) =>
       tx.insert({
         name: request.name, agent: adapter.name, role, mux, server, target: null, cwd, status: 'starting', resumable: false,
-        conversation_id: conversationId, pid: null, created_at: now, updated_at: now, current_job: null, command: program,
+        // Until the pane runs, `pid` is the process placing it: a create killed midway is known by it.
+        conversation_id: conversationId, pid: process.pid, created_at: now, updated_at: now, current_job: null, command: program,
       }),
     );
     let row: SessionRow;
@@ -159,6 +162,17 @@ export class SessionService {
       }
       await sleep(100);
     }
+  }
+
+  /** A create that died before its session ran: its row goes, and the pane it may have started is closed. */
+  private async clearAbandonedCreate(row: SessionRow): Promise<void> {
+    const mux = this.muxOf(row);
+    for (const pane of (await mux.listPanes().catch(() => [])).filter((p) => p.label === row.name && p.alive)) await mux.kill(pane.id);
+    await this.registry.mutate((tx) => {
+      const now = tx.get(row.name);
+      if (now && abandonedCreate(now)) tx.remove(row.name);
+    });
+    this.deps.logger.info(`session '${row.name}': cleared what a create killed midway left`);
   }
 
   /** The blocking screen a running agent shows now, if any (read-only: one capture of its pane). */
@@ -230,7 +244,7 @@ export class SessionService {
     if (!argv) throw new UsageError(`${adapter.name} cannot resume a conversation`);
     this.checkProgram(argv, row.cwd, adapter);
 
-    await this.registry.mutate((tx) => tx.update(name, { status: 'starting' }));
+    await this.registry.mutate((tx) => tx.update(name, { status: 'starting', pid: process.pid }));
     let resumed: SessionRow;
     try {
       const pane = await this.place(row.mux, row.server, name, argv, row.cwd, adapter);
@@ -396,6 +410,19 @@ export class SessionService {
     }
     await mux.kill(target);
   }
+}
+
+/**
+ * A `starting` row whose create died midway (killed, crashed): never updated since it was inserted,
+ * and the process that was placing its pane is gone. It must not hold the name.
+ */
+export function abandonedCreate(row: SessionRow): boolean {
+  return row.status === 'starting' && row.created_at === row.updated_at && row.pid !== null && !isAlive(row.pid);
+}
+
+/** A `starting` row whose create or resume died midway (the placing process is gone). */
+export function abandonedStart(row: SessionRow): boolean {
+  return row.status === 'starting' && row.target === null && row.pid !== null && !isAlive(row.pid);
 }
 
 function existingDirectory(dir: string): string {

@@ -5,7 +5,7 @@ import type { NamedScreen } from '../mux/inject';
 import type { PaneInfo } from '../mux/multiplexer';
 import type { SessionRegistry } from '../store/sessionRegistry';
 import type { MuxKind, SessionRow } from '../store/sessionSchema';
-import type { SessionService } from './sessionService';
+import { abandonedStart, type SessionService } from './sessionService';
 
 /** Ways the registry and the multiplexer can disagree. */
 export type Drift =
@@ -82,6 +82,8 @@ export interface ReconcileReport {
   registered: string[];
   revived: string[];
   pidUpdated: string[];
+  /** `starting` rows a create or resume killed midway left: given their pane, or cleared. */
+  repaired: string[];
 }
 
 /**
@@ -90,8 +92,12 @@ export interface ReconcileReport {
  * alive is running again. A changed cwd is only reported: the session's folder is where it resumes.
  */
 export async function reconcile(service: SessionService, registry: SessionRegistry): Promise<ReconcileReport> {
-  const report: ReconcileReport = { terminated: [], registered: [], revived: [], pidUpdated: [] };
+  const report: ReconcileReport = { terminated: [], registered: [], revived: [], pidUpdated: [], repaired: [] };
   const states = await sessionStatus(service, await registry.list(), { attention: false });
+  // Nothing to repair: no lock, no write (a monitor ticks every few seconds; and a workspace whose
+  // .mam/ was deleted is not brought back by one).
+  const repairs = states.filter((st) => (st.session ? abandonedStart(st.session) || st.drift.some((d) => d === 'pane_gone' || d === 'stopped_but_alive' || d === 'pid_changed') : st.pane !== null));
+  if (repairs.length === 0) return report;
   const now = new Date().toISOString();
   await registry.mutate((tx) => {
     for (const state of states) {
@@ -99,6 +105,15 @@ export async function reconcile(service: SessionService, registry: SessionRegist
       const current = s ? tx.get(s.name) : undefined;
       // Re-check inside the transaction: another writer may have changed the row since we looked.
       if (s && current && current.target === s.target && current.status === s.status) {
+        if (abandonedStart(s)) {
+          // A create or resume killed midway: its pane, if it got one, is the session's; else it never ran.
+          const pane = states.find((o) => o.session === null && o.pane?.alive && o.pane.label === s.name && o.pane.mux === s.mux && o.pane.server === s.server)?.pane;
+          if (pane) tx.update(s.name, { status: 'running', target: pane.id, pid: pane.pid });
+          else if (s.created_at === s.updated_at) tx.remove(s.name);
+          else tx.update(s.name, { status: 'terminated', pid: null, resumable: s.agent === 'shell' ? (s.command?.length ?? 0) > 0 : s.conversation_id !== null });
+          report.repaired.push(s.name);
+          continue;
+        }
         if (s.status === 'starting' && Date.now() - Date.parse(s.updated_at) < PLACEMENT_GRACE_MS) continue; // being created right now
         if (state.drift.includes('pane_gone')) {
           tx.update(s.name, { status: 'terminated', target: null, pid: null, resumable: s.agent === 'shell' ? (s.command?.length ?? 0) > 0 : s.conversation_id !== null });

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { UsageError, errorMessage } from '../base/errors';
-import { JOB_ID_PATTERN, printable } from '../base/ids';
+import { checkId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { validateJobRecord, type JobRecord } from '../jobs/jobSchema';
 import { readIfExists, removeStrayTemps, writeFileAtomic } from './atomicFile';
@@ -99,5 +99,5 @@ export class JobStore {
 }
 
 export function checkJobId(jobId: string): void {
-  if (!JOB_ID_PATTERN.test(jobId)) throw new UsageError(`'${printable(jobId)}' is not a job ID`, 'bad_job_id');
+  checkId(jobId, 'job');
 }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkId } from '../base/ids';
 
 /** `.mam/.gitignore`: the folder ignores itself, as tool caches do, so `git status` stays clean. */
 const SELF_IGNORE = '# Multi-Agent Mux: agent sessions, jobs, logs and broker credentials; none of it belongs in git.\n*\n';
@@ -41,15 +42,18 @@ export class ControlPlanePaths {
     return path.join(this.dir, 'jobs');
   }
   jobFile(jobId: string): string {
+    checkId(jobId);
     return path.join(this.jobsDir, `${jobId}.json`);
   }
   jobDir(jobId: string): string {
+    checkId(jobId);
     return path.join(this.jobsDir, jobId);
   }
   get auditDir(): string {
     return path.join(this.dir, 'delegate_job_logs');
   }
   auditJobDir(jobId: string): string {
+    checkId(jobId);
     return path.join(this.auditDir, jobId);
   }
   get loopsDir(): string {

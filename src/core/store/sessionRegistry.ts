@@ -114,7 +114,13 @@ export class SessionRegistry {
         let result: T;
         let mirror: string;
         try {
-          result = change(transactionOn(db));
+          const tx = transactionOn(db);
+          result = change(tx);
+          if (!tx.changed) {
+            // Nothing to write: no new revision, no file touched (watchers stay quiet).
+            db.run('ROLLBACK');
+            return result;
+          }
           db.run(`UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'`);
           mirror = stampMirror(db);
           db.run('COMMIT');
@@ -252,27 +258,32 @@ function sha256(bytes: Buffer | Uint8Array | undefined): string {
   return bytes === undefined ? '' : createHash('sha256').update(bytes).digest('hex');
 }
 
-function transactionOn(db: Database): RegistryTransaction {
+function transactionOn(db: Database): RegistryTransaction & { changed: boolean } {
   const get = (name: string): SessionRow | undefined => selectRows(db, name)[0];
-  return {
+  const tx = {
+    changed: false,
     get,
     list: () => selectRows(db),
-    insert(row) {
+    insert(row: SessionRow) {
       if (get(row.name)) throw new UsageError(`session '${row.name}' already exists`, 'duplicate_session');
       insertRow(db, validateSessionRow(row, 'new session'));
+      tx.changed = true;
     },
-    update(name, patch) {
+    update(name: string, patch: Partial<SessionRow>) {
       const current = get(name);
       if (!current) throw new UsageError(`unknown session '${name}'`, 'unknown_session');
       const next = validateSessionRow({ ...current, ...patch, name, updated_at: new Date().toISOString() }, `session '${name}'`);
       db.run('DELETE FROM sessions WHERE name = ?', [name]);
       insertRow(db, next);
+      tx.changed = true;
       return next;
     },
-    remove(name) {
+    remove(name: string) {
       db.run('DELETE FROM sessions WHERE name = ?', [name]);
+      if (db.getRowsModified() > 0) tx.changed = true;
     },
   };
+  return tx;
 }
 
 function insertRow(db: Database, row: SessionRow): void {

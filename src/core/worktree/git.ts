@@ -1,11 +1,6 @@
 import { ExitCode, MamError } from '../base/errors';
-import { exec, type ExecResult } from '../base/exec';
-
-/**
- * Variables that would point our git commands at another repository, index or work tree. They are
- * set, for instance, when `mam` runs from inside a git hook; we always mean the folder we pass.
- */
-const REDIRECTING_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE', 'GIT_PREFIX'];
+import type { ExecResult } from '../base/exec';
+import { gitExec } from '../base/git';
 
 /** git exited non-zero where that is not an answer but a failure. Exit 1 with git's own reason. */
 export class GitCommandError extends MamError {
@@ -14,25 +9,14 @@ export class GitCommandError extends MamError {
   }
 }
 
-/** Runs git with argument arrays only, in the folder given, never through a shell. */
+/** Runs git (inert: see base/git.ts) with argument arrays only, in the folder given, never through a shell. */
 export class Git {
-  private readonly env: Record<string, string | undefined>;
-
   /** `env` is merged over the process environment, e.g. `GIT_CONFIG_*` settings from a test. */
-  constructor(env: Record<string, string | undefined> = {}) {
-    this.env = {
-      ...Object.fromEntries(REDIRECTING_ENV.map((k) => [k, undefined])),
-      // A credential prompt would wait forever on a stdin nobody types into: fail instead.
-      GIT_TERMINAL_PROMPT: '0',
-      // Our status checks must not take index.lock in a worktree an agent may be committing in.
-      GIT_OPTIONAL_LOCKS: '0',
-      ...env,
-    };
-  }
+  constructor(private readonly env: Record<string, string | undefined> = {}) {}
 
   /** Resolves whatever git's exit code is; the caller decides what a non-zero exit means. */
   run(cwd: string, args: readonly string[]): Promise<ExecResult> {
-    return exec('git', args, { cwd, env: this.env });
+    return gitExec(cwd, args, { env: this.env });
   }
 
   /** Resolves with stdout, or throws a GitCommandError saying `doing` and git's reason. */

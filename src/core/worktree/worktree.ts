@@ -196,7 +196,7 @@ export class IssueWorktrees {
   /** Initializes submodules; on failure undoes this prepare, so it leaves a ready worktree or nothing. */
   private async initSubmodules(issue: string, target: string, branch: string, branchExisted: boolean): Promise<void> {
     if (!fs.existsSync(path.join(target, '.gitmodules'))) return;
-    const r = await this.git.run(target, ['submodule', 'update', '--init', '--recursive']);
+    const r = await this.git.run(target, ['submodule', 'update', '--init', '--recursive', '--checkout']);
     if (r.exitCode === 0) return;
     const undo: string[] = [];
     // Just created, so nothing of the user's is in it; --force because git will not remove a

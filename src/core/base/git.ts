@@ -1,0 +1,91 @@
+import { exec, type ExecResult } from './exec';
+
+/**
+ * Every git MAM runs goes through here, so that a repository's own configuration cannot make it
+ * start a program: a checkout is data, and its `.git/config` is written by whoever made it (a
+ * cloned stranger's repository, an agent). Without this, `git status` in a repository whose
+ * `.git/config` names a `core.fsmonitor` runs that program.
+ *
+ * What a repository's config could otherwise run, and what stops it:
+ * - `core.fsmonitor`, hooks (`core.hooksPath`), `core.pager`, `core.askPass`, `core.sshCommand`,
+ *   `credential.helper`, commit and tag signing (`gpg.program`): overridden below for every command
+ *   (`-c` beats every config file, and git hands it on to the gits it starts, e.g. for submodules);
+ *   credential helpers of the user's own global and system config are kept.
+ * - `ext::` transport URLs: `protocol.ext.allow=never`.
+ * - clean/smudge/process filters a repository defines for itself (and points `.gitattributes` at):
+ *   emptied, one by one; filters from the user's own config (git-lfs) keep working.
+ * - external diff drivers and textconv: callers of `diff` pass `--no-ext-diff --no-textconv`.
+ * - submodule update commands (`submodule.<name>.update = !cmd`): callers pass `--checkout`.
+ */
+export async function gitExec(cwd: string, args: readonly string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number; input?: string } = {}): Promise<ExecResult> {
+  const env = { ...BASE_ENV, ...options.env };
+  const trusted = await trustedOverrides(cwd, env);
+  return exec('git', [...trusted, ...args], { cwd, env, timeoutMs: options.timeoutMs ?? 120_000, ...(options.input !== undefined ? { input: options.input } : {}) });
+}
+
+/**
+ * Variables that would point our git commands at another repository, index or work tree (set, for
+ * instance, when `mam` runs from inside a git hook), or run a program of the environment's choosing
+ * for a diff; we always mean the folder we pass.
+ */
+const BASE_ENV: Record<string, string | undefined> = {
+  GIT_DIR: undefined,
+  GIT_WORK_TREE: undefined,
+  GIT_INDEX_FILE: undefined,
+  GIT_COMMON_DIR: undefined,
+  GIT_OBJECT_DIRECTORY: undefined,
+  GIT_NAMESPACE: undefined,
+  GIT_PREFIX: undefined,
+  GIT_EXTERNAL_DIFF: undefined,
+  // A credential prompt would wait forever on a stdin nobody types into: fail instead.
+  GIT_TERMINAL_PROMPT: '0',
+  // Our reads must not take index.lock in a checkout an agent may be committing in.
+  GIT_OPTIONAL_LOCKS: '0',
+  GIT_PAGER: 'cat',
+};
+
+const FIXED_OVERRIDES = [
+  'core.fsmonitor=false',
+  'core.hooksPath=/dev/null',
+  'core.pager=cat',
+  'core.askPass=',
+  'core.sshCommand=ssh',
+  'protocol.ext.allow=never',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+];
+
+/** Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row. */
+const cache = new Map<string, { at: number; args: string[] }>();
+const CACHE_MS = 2_000;
+
+/** The `-c` arguments for `cwd`: the fixed ones, then the neutralized repository-defined programs. */
+async function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+  const cached = cache.get(cwd);
+  if (cached && Date.now() - cached.at < CACHE_MS) return cached.args;
+  const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
+  // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
+  // (local, worktree) from the user's (global, system).
+  const r = await exec('git', [...fixed, 'config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
+  const drivers = new Set<string>();
+  const helpers: string[] = [];
+  for (const line of r?.exitCode === 0 ? r.stdout.split('\n') : []) {
+    const m = /^(\S+)\t(\S+)(?: (.*))?$/.exec(line);
+    if (!m) continue;
+    const [, scope, key, value] = m;
+    if (key === 'credential.helper') {
+      if ((scope === 'global' || scope === 'system') && value) helpers.push(value);
+    } else if (scope === 'local' || scope === 'worktree') {
+      drivers.add(key!.replace(/\.(clean|smudge|process)$/, ''));
+    }
+  }
+  const args = [
+    ...fixed,
+    // An empty value resets the list; then only the user's own helpers come back.
+    '-c', 'credential.helper=',
+    ...helpers.flatMap((h) => ['-c', `credential.helper=${h}`]),
+    ...[...drivers].flatMap((d) => ['-c', `${d}.clean=`, '-c', `${d}.smudge=`, '-c', `${d}.process=`, '-c', `${d}.required=false`]),
+  ];
+  cache.set(cwd, { at: Date.now(), args });
+  return args;
+}

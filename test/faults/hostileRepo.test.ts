@@ -1,0 +1,83 @@
+/**
+ * A repository whose own `.git/config` and `.gitattributes` name programs — what a cloned
+ * stranger's repository, or an agent, can write — must not make MAM start any of them. Every git MAM
+ * runs (snapshots, diffs, file contents, .gitignore checks, worktrees) goes through
+ * src/core/base/git.ts.
+ */
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { missingIgnores } from '../../src/core/config/gitignore';
+import { MemoryLogger } from '../../src/core/base/log';
+import { changedFiles, fileAt, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
+import { IssueWorktrees } from '../../src/core/worktree/worktree';
+import { tempDir } from '../support/helpers';
+
+describe('faults: a hostile repository configuration runs nothing', function () {
+  this.timeout(60_000);
+  let repo: string;
+  let marks: string;
+  const pwned = () => (fs.existsSync(marks) ? fs.readdirSync(marks).sort() : []);
+  const trap = (name: string) => `sh -c 'touch ${marks}/${name}; cat'`;
+
+  beforeEach(() => {
+    repo = tempDir('hostile');
+    marks = tempDir('marks');
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@t.invalid' } });
+    git('init', '-q');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    git('add', '-A');
+    git('commit', '-qm', 'initial');
+    // Written after the commit, as a stranger's repository arrives: each names a program.
+    const hooks = path.join(repo, '.git', 'hooks');
+    for (const hook of ['post-checkout', 'pre-commit', 'post-commit', 'reference-transaction']) {
+      fs.writeFileSync(path.join(hooks, hook), `#!/bin/sh\ntouch ${marks}/hook-${hook}\n`, { mode: 0o755 });
+    }
+    fs.writeFileSync(path.join(marks, '..', 'fake-gpg'), `#!/bin/sh\ntouch ${marks}/gpg\nexit 1\n`, { mode: 0o755 });
+    fs.appendFileSync(path.join(repo, '.git', 'config'), [
+      '[core]',
+      `\tfsmonitor = "touch ${marks}/fsmonitor; false"`,
+      `\tpager = "${trap('pager')}"`,
+      '[filter "evil"]',
+      `\tclean = "${trap('clean')}"`,
+      `\tsmudge = "${trap('smudge')}"`,
+      '[diff "evil"]',
+      `\ttextconv = "${trap('textconv')}"`,
+      `\tcommand = "${trap('diff-command')}"`,
+      '[diff]',
+      `\texternal = "${trap('external-diff')}"`,
+      '[commit]',
+      '\tgpgsign = true',
+      '[gpg]',
+      `\tprogram = "${path.join(marks, '..', 'fake-gpg')}"`,
+      '',
+    ].join('\n'));
+    fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil\n');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'two\n');
+    fs.writeFileSync(path.join(repo, 'b.txt'), 'new\n');
+  });
+
+  it('the git a plain `git status` would be tricked by really is armed', () => {
+    execFileSync('git', ['status', '--porcelain'], { cwd: repo, stdio: 'ignore' });
+    assert.ok(pwned().includes('fsmonitor'), `the fsmonitor trap works: ${pwned().join(', ')}`);
+  });
+
+  it('snapshots, diffs, file contents and the .gitignore check start none of them', async () => {
+    const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    const id = await snapshotIdentity(repo, base, 'l-hostile/r1');
+    assert.deepEqual((await changedFiles(repo, id)).map((f) => f.path).sort(), ['.gitattributes', 'a.txt', 'b.txt']);
+    assert.match(await snapshotDiff(repo, id), /^\+two$/m, 'the diff shows the content, not what a textconv made of it');
+    assert.equal(await fileAt(repo, id.tree, 'a.txt'), 'two\n');
+    await missingIgnores(repo);
+    assert.deepEqual(pwned(), []);
+  });
+
+  it('preparing and removing an issue worktree starts none of them', async () => {
+    const manager = new IssueWorktrees(repo, { logger: new MemoryLogger() });
+    const prepared = await manager.prepare('42');
+    assert.ok(fs.existsSync(path.join(prepared.path, 'a.txt')));
+    await manager.remove('42');
+    assert.deepEqual(pwned(), []);
+  });
+});
