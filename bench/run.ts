@@ -10,6 +10,7 @@ import { ControlPlane } from '../src/core/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
+import { benchScale } from './scale';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
 import { benchRealAgents } from './realAgents';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
     rows.push(...(await benchMqtt(root, CLI)));
     rows.push(...(await benchJobs(root, CLI, RUNS)));
+    rows.push(...(await benchScale(root, CLI)));
     rows.push(...(await benchRealAgents(root, CLI, RUNS)));
     rows.push(...benchVscode(root));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);

@@ -156,16 +156,17 @@ async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cw
   process.on('SIGTERM', () => {
     stopping = true;
   });
-  // Checked often, so the process ends soon after its job or its agent does; published every N s.
+  // Checked every second (reading the job record), so the process ends soon after its job or its
+  // agent does; published every N s.
   const over = (): boolean => {
     if (stopping || !isAlive(watchPid)) return true;
     const state = (JSON.parse(readText(jobFile) || '{}') as { state?: string }).state;
     return state === undefined || ['completed', 'failed', 'timeout', 'cancelled'].includes(state);
   };
   for (;;) {
-    for (let waited = 0; waited < everyMs; waited += 250) {
+    for (let waited = 0; waited < everyMs; waited += 1000) {
       if (over()) return 0;
-      await sleep(Math.min(250, everyMs - waited));
+      await sleep(Math.min(1000, everyMs - waited));
     }
     if (over()) return 0;
     await publishJobEvent({ workspace, jobId, event: 'heartbeat', sender: env.MAM_SESSION || `${os.hostname()}:heartbeat`, endpoint: brokerEndpoint(workspace, env), retryBudgetMs: Math.min(everyMs, 5000) }).catch(() => undefined);

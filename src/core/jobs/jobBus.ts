@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MqttClient } from 'mqtt';
 import { DisposableBase, toDisposable } from '../base/disposable';
@@ -6,6 +7,7 @@ import type { Logger } from '../base/log';
 import type { ControlPlane } from '../controlPlane';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
 import { readIfExists } from '../store/atomicFile';
+import { isAlive } from '../store/lock';
 import { isTerminal, type JobRecord } from './jobSchema';
 import type { JobLedger } from './jobLedger';
 
@@ -91,6 +93,12 @@ export class JobBus extends DisposableBase {
       return this.reject(topic, where.jobId, err);
     }
     this.active.set(payload.job_id, Date.now());
+    // One subscriber applies each event: the process that waits on the job (its submitter, a loop,
+    // a runner), while it lives; everyone when nobody does. The others follow its state messages,
+    // and take over from the outbox if it dies (drainActive). Otherwise every subscriber — the
+    // extension, a monitor, the broker's warden — would take the job's lock for every event.
+    const owner = this.controlPlane.jobs.get(payload.job_id)?.owner;
+    if (owner && owner.pid !== process.pid && owner.host === os.hostname() && isAlive(owner.pid)) return;
     const outcome = await this.ledger.applyEvent(payload);
     if (outcome.status === 'rejected') this.reject(topic, where.jobId, new RejectedMessage(outcome.reason, outcome.message));
     else if (outcome.status === 'duplicate') this.ledger.observe(payload.job_id); // another subscriber applied it first
@@ -177,6 +185,8 @@ export class JobBus extends DisposableBase {
         this.active.delete(jobId);
         continue;
       }
+      const owner = job.owner;
+      if (owner && owner.pid !== process.pid && owner.host === os.hostname() && isAlive(owner.pid)) continue; // its owner applies it
       await this.ledger.applyOutbox(job);
     }
   }
