@@ -3,6 +3,7 @@ import type { Logger } from './core/base/log';
 import { Views } from './views/commandIds';
 import { EngineHost } from './views/engineHost';
 import { registerJobCommands } from './views/jobCommands';
+import { registerPersonCommands } from './views/personCommands';
 import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobLogDocument';
 import { JobsTreeProvider } from './views/jobsTree';
 import { Notifier } from './views/notifications';
@@ -14,6 +15,7 @@ import { LoopsTreeProvider } from './views/loopsTree';
 import { ReportPanels } from './views/reportPanel';
 import { Schemes, SnapshotContentProvider } from './views/snapshotDocuments';
 import { GitignoreOffer } from './views/gitignoreOffer';
+import { InitOffer } from './views/initOffer';
 import { registerWorkspaceCommands } from './views/workspaceCommands';
 
 /** What the extension hands to its own tests (and to anyone curious): the live parts. */
@@ -26,6 +28,7 @@ export interface MamApi {
   notifier: Notifier;
   reports: ReportPanels;
   gitignore: GitignoreOffer;
+  init: InitOffer;
   /** How long `activate` took, in ms. */
   activationMs: number;
   /** How long evaluating dist/extension.js took, in ms (measured by the bundle's first and last lines). */
@@ -51,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const loops = new LoopsTreeProvider(host);
   const reports = new ReportPanels(host, context.extensionUri);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
+  const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
   const sessionsView = vscode.window.createTreeView(Views.sessions, { treeDataProvider: sessions, showCollapseAll: true });
   const jobsView = vscode.window.createTreeView(Views.jobs, { treeDataProvider: jobs, showCollapseAll: true });
   // Restricted mode: the views still show what is on disk, and say why nothing runs.
@@ -70,6 +74,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     loops,
     reports,
     gitignore,
+    init,
     vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(Schemes.snapshot, new SnapshotContentProvider(host)),
     ...registerLoopCommands(host, reports),
@@ -77,12 +82,15 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
     ...registerSessionCommands(host),
     ...registerJobCommands(host),
+    ...registerPersonCommands(host, context.globalState),
     ...registerWorkspaceCommands(host, context, channel),
   );
   // Elapsed times in the views and the status bar move on their own between events.
   const tick = setInterval(() => host.current.some((e) => e.engine.listJobs().some((j) => ['registered', 'dispatched', 'started'].includes(j.state))) && jobs.refresh(), 5000);
   context.subscriptions.push({ dispose: () => clearInterval(tick) });
 
+  // A git folder without .mam/ is offered `mam init` (reading the folders only: no engine needed).
+  setImmediate(() => void init.check().catch((err: unknown) => channel.error(`offering to initialize: ${(err as Error).message}`)));
   // Build the engines off the activation path; the views fill in when they are ready.
   setImmediate(() => void host.ready().then(() => {
     sessions.refresh();
@@ -94,7 +102,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const activationMs = performance.now() - started;
   const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
   channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
-  return { host, sessions, jobs, loops, statusBar, notifier, reports, gitignore, activationMs, loadMs };
+  return { host, sessions, jobs, loops, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
 }
 
 export function deactivate(): void {}

@@ -24,6 +24,9 @@
  *                          package.json title), e.g. one that opens a webview
  *     --webview-shot F     then wait for a webview whose content matches --webview-selector (default
  *                          `body *`) in the page's nested frames, print its text, screenshot to F
+ *     --row-action R::A[::T] (repeatable, in order) after the shots: hover the side-bar tree row whose
+ *                          text holds R, click its inline action titled A, and, when T is given,
+ *                          answer the input box that opens with T (then Enter)
  *
  *     --vsix FILE          run this packaged extension, installed into the run's extensions folder as
  *                          `code --install-extension` would, instead of the repository under development
@@ -61,7 +64,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
-import { expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
+import { clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
 
 const RUN_PREFIX = 'mam-vscode-';
 const EXIT = { pass: 0, fail: 1, timeout: 2, harness: 3, leftovers: 4, usage: 64 };
@@ -94,6 +97,7 @@ function options() {
         'webview-shot': { type: 'string' },
         'webview-selector': { type: 'string', default: 'body *' },
         expect: { type: 'string', multiple: true },
+        'row-action': { type: 'string', multiple: true },
         'status-shot': { type: 'string' },
         workspace: { type: 'string' },
         'env-file': { type: 'string' },
@@ -110,6 +114,10 @@ function options() {
   const mode = positionals[0];
   if (positionals.length !== 1 || (mode !== 'test' && mode !== 'ui')) throw new HarnessError(usage, EXIT.usage);
   if (mode === 'test' && !values.tests) throw new HarnessError('test mode needs --tests <compiled tests entry>', EXIT.usage);
+  for (const spec of values['row-action'] ?? []) {
+    const parts = spec.split('::');
+    if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) throw new HarnessError(`--row-action ${spec}: expected ROW::ACTION or ROW::ACTION::INPUT`, EXIT.usage);
+  }
   if (mode === 'ui' && !values.shot) throw new HarnessError('ui mode needs --shot <file.png>', EXIT.usage);
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new HarnessError(`--timeout must be a positive number of seconds, not ${values.timeout}`, EXIT.usage);
@@ -349,6 +357,10 @@ async function runUi(run) {
       log(`webview content: ${JSON.stringify(text.slice(0, 300))}`);
       await page.screenshot({ path: opts['webview-shot'] });
       log(`screenshot ${opts['webview-shot']}`);
+    }
+    for (const spec of opts['row-action'] ?? []) {
+      const [row, action, input] = spec.split('::');
+      await clickRowAction(page, row, action, input);
     }
     return EXIT.pass;
   } catch (err) {

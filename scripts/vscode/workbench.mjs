@@ -100,3 +100,30 @@ export async function expectVisible(page, texts) {
   }
   log(`visible: ${texts.map((t) => JSON.stringify(t)).join(', ')}`);
 }
+
+/**
+ * Clicks an inline action of a side-bar tree row, as a user does: hover the row whose text holds
+ * `rowText`, click the action titled `title` (it shows once the row's context allows it, so this
+ * waits, up to 30 s), and type `input` into the input box it opens.
+ */
+export async function clickRowAction(page, rowText, title, input) {
+  const row = page.locator('.part.sidebar .monaco-list-row', { hasText: rowText }).first();
+  const action = row.locator(`.actions a.action-label[aria-label^="${title}"]`).first();
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await row.hover({ timeout: 30_000 });
+    if (await action.isVisible()) break;
+    if (Date.now() > deadline) throw new Error(`the row "${rowText}" shows no "${title}" action within 30 s`);
+    await page.mouse.move(0, 0);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await action.click();
+  log(`clicked "${title}" on the row "${rowText}"`);
+  if (input === undefined) return;
+  const box = page.locator('.quick-input-widget input');
+  await box.waitFor({ state: 'visible', timeout: 10_000 });
+  await box.fill(input);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  log(`answered its input box with ${JSON.stringify(input)}`);
+}

@@ -98,6 +98,7 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
         env: io.env,
         cliPath: cliPath(),
       })),
+    cliPath,
     dispose: () => jobs?.dispose(),
   };
   return ctx;
@@ -174,7 +175,7 @@ export function commandHelp(command: Command): string {
   const rows: Array<[string, string]> = [
     ...positionals.map((p): [string, string] => [p.name.toUpperCase(), p.description]),
     ...Object.entries(options).map(([n, o]): [string, string] => [
-      `${o.short ? `-${o.short}, ` : ''}--${n}${o.kind === 'boolean' ? '' : ` ${o.value ?? (o.kind === 'seconds' ? 'S' : o.kind === 'count' ? 'N' : 'VALUE')}`}`,
+      `${o.short ? `-${o.short}, ` : ''}--${n}${o.kind === 'boolean' ? '' : ` ${o.value ?? (o.kind === 'seconds' ? 'S' : o.kind === 'count' ? 'N' : 'VALUE')}`}${o.aliases?.length ? ` (also ${o.aliases.map((a) => `--${a}`).join(', ')})` : ''}`,
       o.description,
     ]),
   ];

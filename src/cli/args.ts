@@ -11,6 +11,18 @@ export interface OptionSpec {
   value?: string;
   short?: string;
   required?: boolean;
+  /**
+   * Other names for the same option (the seeds' spellings, e.g. `agent-session` for `session`),
+   * listed in help on this option's line. The option is given once: under two of its names, or
+   * under an alias twice, it is a usage error.
+   */
+  aliases?: readonly string[];
+  /**
+   * Given together with one of its aliases, this name's value is kept under this option instead of
+   * being refused: the seeds wrote `--reviewer AGENT --reviewer-session herdr:NAME`, where
+   * `--reviewer` named the reviewer's agent.
+   */
+  besideAlias?: string;
 }
 
 export interface PositionalSpec {
@@ -24,6 +36,8 @@ export type ParsedValue = string | boolean | number | undefined;
 export interface ParsedArgs {
   options: Record<string, ParsedValue>;
   positionals: string[];
+  /** The alias an option was given under, by option name (absent when given under its own name). */
+  aliasUsed: Record<string, string>;
 }
 
 /** Options every command takes. */
@@ -43,24 +57,37 @@ export function parseCommandArgs(
   positionals: readonly PositionalSpec[],
 ): ParsedArgs {
   const all = { ...GLOBAL_OPTIONS, ...options };
+  // Every name an option answers to, its own and its aliases, each mapped to its spec.
+  const byName: Record<string, OptionSpec> = {};
+  for (const [name, spec] of Object.entries(all)) for (const n of [name, ...(spec.aliases ?? [])]) byName[n] = spec;
   const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const [name, spec] of Object.entries(all)) {
-    config[name] = { type: spec.kind === 'boolean' ? 'boolean' : 'string', ...(spec.short ? { short: spec.short } : {}) };
+  for (const [name, spec] of Object.entries(byName)) {
+    config[name] = { type: spec.kind === 'boolean' ? 'boolean' : 'string', ...(spec.short && all[name] === spec ? { short: spec.short } : {}) };
   }
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[]; tokens: Array<{ kind: string; name?: string }> };
   try {
-    parsed = parseArgs({ args: [...argv], options: config, strict: true, allowPositionals: true }) as typeof parsed;
+    parsed = parseArgs({ args: [...argv], options: config, strict: true, allowPositionals: true, tokens: true }) as typeof parsed;
   } catch (err) {
-    throw new UsageError(`${describeParseError(err, all)}; see 'mam ${command} --help'`);
+    throw new UsageError(`${describeParseError(err, byName)}; see 'mam ${command} --help'`);
   }
+  const times = (name: string) => parsed.tokens.filter((t) => t.kind === 'option' && t.name === name).length;
   const out: Record<string, ParsedValue> = {};
+  const aliasUsed: Record<string, string> = {};
   for (const [name, spec] of Object.entries(all)) {
-    const raw = parsed.values[name];
-    if (raw === undefined) {
+    const aliases = (spec.aliases ?? []).filter((a) => parsed.values[a] !== undefined);
+    for (const a of aliases) if (times(a) > 1) throw new UsageError(`mam ${command}: --${a} is given twice; give it once`);
+    let given = parsed.values[name] === undefined ? undefined : name;
+    if (aliases.length > 0) {
+      if (given && spec.besideAlias && aliases.length === 1) out[spec.besideAlias] = convert(command, name, spec, parsed.values[name]!);
+      else if (given || aliases.length > 1) throw new UsageError(`mam ${command}: ${[...(given ? [name] : []), ...aliases].map((n) => `--${n}`).join(' and ')} are the same option; give it once`);
+      given = aliases[0]!;
+      aliasUsed[name] = given;
+    }
+    if (given === undefined) {
       if (spec.required && !parsed.values.help) throw new UsageError(`mam ${command}: --${name} is required`);
       continue;
     }
-    out[name] = convert(command, name, spec, raw);
+    out[name] = convert(command, given, spec, parsed.values[given]!);
   }
   if (!parsed.values.help) {
     const needed = positionals.filter((p) => p.required).length;
@@ -71,7 +98,7 @@ export function parseCommandArgs(
       throw new UsageError(`mam ${command}: unexpected argument '${printable(parsed.positionals[positionals.length]!, 40)}'`);
     }
   }
-  return { options: out, positionals: parsed.positionals };
+  return { options: out, positionals: parsed.positionals, aliasUsed };
 }
 
 function convert(command: string, name: string, spec: OptionSpec, raw: string | boolean): ParsedValue {

@@ -27,6 +27,8 @@ export interface CommandContext {
   sessions(): SessionService;
   /** The jobs engine (connects to the broker only when a command asks it to). */
   jobs(): JobEngine;
+  /** The bundled CLI (dist/cli.js) that agents are told to run. */
+  cliPath(): string;
   /** Releases what the command opened (the broker connection). */
   dispose(): void;
 }

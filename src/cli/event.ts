@@ -25,6 +25,7 @@ Usage: mam event EVENT --job ID [--detail TEXT] [--heartbeat N] [--report FILE]
   --job ID          the job
   --detail TEXT     a short note shown with the event
   --heartbeat N     with started: publish a heartbeat every N seconds until the job ends or the agent's pane closes
+                    (default: the job's N, MAM_HEARTBEAT_S, 30; 0: no automatic heartbeats)
   --report FILE     with completed: hand in a report (reviewers end it with [VERDICT: PASS] or [VERDICT: NOT PASS])
   --workspace DIR   the workspace (default: $MAM_WORKSPACE, else the nearest .mam/ or git root)
   --json            print the published event as JSON
@@ -46,12 +47,14 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
     if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`mam event: unknown event '${event.slice(0, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
     if (positionals.length > 1) throw new UsageError(`mam event: unexpected argument '${positionals[1]!.slice(0, 40)}'`);
     if (!values.job) throw new UsageError('mam event: --job is required');
-    const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
-    if (heartbeat !== undefined && !(Number.isFinite(heartbeat) && heartbeat > 0 && /^\d+(\.\d+)?$/.test(values.heartbeat!))) {
-      throw new UsageError(`mam event: --heartbeat must be a positive number of seconds (got '${values.heartbeat}')`);
+    const asked = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
+    if (asked !== undefined && !(Number.isFinite(asked) && /^\d+(\.\d+)?$/.test(values.heartbeat!))) {
+      throw new UsageError(`mam event: --heartbeat must be a number of seconds, or 0 for none (got '${values.heartbeat}')`);
     }
-    if (heartbeat !== undefined && event !== 'started') throw new UsageError('mam event: --heartbeat goes with started');
+    if (asked !== undefined && event !== 'started') throw new UsageError('mam event: --heartbeat goes with started');
     const workspace = findWorkspace({ flag: values.workspace, env: io.env, cwd: io.cwd }).root;
+    const period = asked ?? (event === 'started' ? defaultHeartbeat(workspace, values.job, io.env) : undefined);
+    const heartbeat = period === undefined || period <= 0 ? undefined : period;
     const result = await publishJobEvent({
       workspace,
       jobId: values.job,
@@ -104,6 +107,22 @@ function parseEventArgs(argv: readonly string[]) {
 /** The broker to publish to: the configured external one, else the workspace's running embedded one. */
 function brokerEndpoint(workspace: string, env: NodeJS.ProcessEnv): QuickEndpoint | undefined {
   return externalBroker(resolveConfig({ workspace, env })) ?? readEmbeddedEndpoint(new ControlPlanePaths(workspace));
+}
+
+/**
+ * N for a `started` without `--heartbeat`: the period recorded in the job (fixed at submit), else
+ * the configured one. A person's job has none: a person does not heartbeat (its timers are the budget).
+ */
+function defaultHeartbeat(workspace: string, jobId: string, env: NodeJS.ProcessEnv): number | undefined {
+  let job: { target?: { kind?: string }; timers?: { heartbeat_s?: unknown } } = {};
+  try {
+    job = JSON.parse(readText(new ControlPlanePaths(workspace).jobFile(jobId)) || '{}') as typeof job;
+  } catch {
+    // unreadable: the configured default
+  }
+  if (job.target?.kind === 'human') return undefined;
+  const recorded = job.timers?.heartbeat_s;
+  return typeof recorded === 'number' && recorded > 0 ? recorded : resolveConfig({ workspace, env }).values.heartbeatS;
 }
 
 /** Starts the detached heartbeat process of a job (one per job: a newer one replaces the older). */

@@ -5,6 +5,7 @@ import { MemoryLogger } from './base/log';
 import { missingIgnores } from './config/gitignore';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { ControlPlane } from './controlPlane';
+import { legacySettings } from './init/envTemplate';
 import { networkFsTypeOf } from './store/mounts';
 
 export interface DoctorCheck {
@@ -44,7 +45,12 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
   let config: ResolvedConfig | undefined;
   try {
     config = resolveConfig({ workspace: input.workspace, env: input.env, settings: input.settings });
-    checks.push({ name: 'settings', ok: true, detail: config.envFile ? `read ${config.envFile}` : 'no .mam.env; defaults and environment' });
+    const legacy = config.envFile ? undefined : legacySettings(input.workspace);
+    checks.push(
+      legacy?.values.size
+        ? { name: 'settings', ok: true, warning: true, detail: `no .mam.env, and MAM does not read .env, which sets ${[...legacy.values.keys()].join(', ')}`, fix: 'run mam init: it carries them into a new .mam.env and leaves .env as it is' }
+        : { name: 'settings', ok: true, detail: config.envFile ? `read ${config.envFile}` : 'no .mam.env; defaults and environment' },
+    );
   } catch (err) {
     checks.push({ name: 'settings', ok: false, detail: errorMessage(err), fix: 'correct that line of .mam.env (or the variable named)' });
   }

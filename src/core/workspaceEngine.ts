@@ -4,6 +4,7 @@ import { Emitter } from './base/emitter';
 import { ExitCode, MamError, UsageError, errorMessage } from './base/errors';
 import type { Logger } from './base/log';
 import { addIgnores, missingIgnores } from './config/gitignore';
+import { initWorkspace, type InitMode, type InitResult } from './init/initWorkspace';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { externalBroker } from './messaging/brokerEndpoint';
 import { ControlPlane } from './controlPlane';
@@ -13,6 +14,7 @@ import { JobEngine } from './jobs/jobEngine';
 import type { JobChange } from './jobs/jobLedger';
 import { isTerminal, type JobRecord } from './jobs/jobSchema';
 import { submitJob, type SubmitRequest, type SubmitResult } from './jobs/submit';
+import { actAsPerson, personReportFile, type PersonAction } from './jobs/personJobs';
 import { onboardSession, type OnboardResult } from './jobs/onboard';
 import type { EventPayload } from './messaging/protocol';
 import { realMuxFactory } from './mux';
@@ -277,6 +279,18 @@ export class WorkspaceEngine extends DisposableBase {
     return submitJob(this.jobs, { ...request, wait: false, baseDir: this.workspace });
   }
 
+  /** A person (`human:NAME`) starts, completes or gives up on a job assigned to them. */
+  async actAsPerson(jobId: string, action: PersonAction): Promise<JobRecord> {
+    this.requireTrust('report on a job');
+    return actAsPerson(this.jobs, jobId, action);
+  }
+
+  /** The report file a person's reviewer or planner job hands in, made with a start if missing. */
+  personReportFile(jobId: string): string | undefined {
+    this.requireTrust('write a report');
+    return personReportFile(this.controlPlane.jobs.require(jobId));
+  }
+
   async cancelJob(jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
     // A remote job's cancel goes to the broker its files name, with the user's credentials.
     this.requireTrust('cancel a job');
@@ -304,6 +318,12 @@ export class WorkspaceEngine extends DisposableBase {
     if (missing === undefined) throw new UsageError(`${this.workspace} is not a git checkout`);
     addIgnores(this.workspace, missing);
     return missing;
+  }
+
+  /** `mam init` for this folder ("MAM: Initialize Workspace"): the skills name the extension's own CLI. */
+  async initWorkspace(mode: InitMode = 'install'): Promise<InitResult> {
+    this.requireTrust('set the workspace up');
+    return initWorkspace({ workspace: this.workspace, cliPath: this.options.cliPath, mode });
   }
 
   /** The argv that attaches a terminal to the session's pane (never a shell string). */

@@ -9,6 +9,9 @@ export const Commands = {
   purgeConversation: 'mam.purgeConversation',
   copyConversationId: 'mam.copyConversationId',
   delegateJob: 'mam.delegateJob',
+  delegateToPerson: 'mam.delegateToPerson',
+  startPersonJob: 'mam.startPersonJob',
+  completePersonJob: 'mam.completePersonJob',
   cancelJob: 'mam.cancelJob',
   showJobLog: 'mam.showJobLog',
   openBrief: 'mam.openBrief',
@@ -26,6 +29,7 @@ export const Commands = {
   openSnapshotDiff: 'mam.openSnapshotDiff',
   runDemo: 'mam.runDemo',
   addToGitignore: 'mam.addToGitignore',
+  initWorkspace: 'mam.initWorkspace',
 } as const;
 
 /** Context keys for `when` clauses, all under `mam.`. */

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
@@ -33,6 +35,8 @@ export class GitignoreOffer extends DisposableBase {
     const never = this.state.get<string[]>(NEVER_KEY, []);
     for (const fe of await this.host.ready()) {
       if (!fe.engine.trusted || never.includes(fe.folder.uri.toString())) continue;
+      // A folder without .mam/ has nothing of MAM's to leak yet; the offer to initialize it comes instead.
+      if (!fs.existsSync(path.join(fe.folder.uri.fsPath, '.mam'))) continue;
       const missing = await fe.engine.missingIgnores().catch(() => undefined);
       if (!missing?.length) continue;
       this.offered.push({ folderIndex: fe.folder.index, missing });

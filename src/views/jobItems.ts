@@ -51,7 +51,12 @@ export function jobTreeItem(job: JobRecord, idPrefix: string, folderIndex: numbe
   if (job.detail) md.appendMarkdown(`\n${escape(job.detail)}\n`);
   if (job.late_events?.length) md.appendMarkdown(`\n_Late: ${job.late_events.map((l) => `${l.event} (seq ${l.seq})`).join(', ')} arrived after the job ended._\n`);
   item.tooltip = md;
-  item.contextValue = `mam.job.${job.state}${isBlocked(job) ? '.blocked' : ''}`;
+  item.contextValue = `mam.job.${job.state}${isBlocked(job) ? '.blocked' : ''}${job.target?.kind === 'human' ? '.person' : ''}`;
+  // A person's task waiting for them to start it reads as assigned, with a person icon.
+  if (job.target?.kind === 'human' && job.state === 'dispatched') {
+    item.iconPath = new vscode.ThemeIcon('person', new vscode.ThemeColor('charts.blue'));
+    item.description = `assigned · ${elapsed(job)} · ${job.target.name}`;
+  }
   item.command = { command: 'mam.showJobLog', title: 'Show Job Log', arguments: [{ folderIndex, jobId: job.id }] };
   return item;
 }

@@ -85,18 +85,21 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.deepEqual([JSON.parse(r.stdout).state, JSON.parse(r.stdout).reason], ['timeout', 'deadline_timeout']);
   });
 
-  it('heartbeats past the budget → 2 wall_clock_timeout; the heartbeat process stops with the job', async () => {
-    await f.agent('w1', 'heartbeats');
-    const r = await submit('w1', '--heartbeat', '0.3', '--idle-timeout', '1.5', '--timeout', '2.5');
-    assert.equal(r.exitCode, 2, r.stderr);
-    const job = JSON.parse(r.stdout);
-    assert.deepEqual([job.state, job.reason], ['timeout', 'wall_clock_timeout']);
-    const logs = JSON.parse((await f.run(['job', 'logs', job.id, '--json'])).stdout) as Array<{ event?: string }>;
-    assert.ok(logs.filter((e) => e.event === 'heartbeat').length >= 2, 'heartbeats kept it alive past the idle timeout');
-    const pidFile = path.join(f.workspace, '.mam', 'jobs', job.id, 'heartbeat.pid');
-    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    await until(() => !isAlive(pid), 10_000, 'the heartbeat process to stop');
-  });
+  // The agent asks for heartbeats (started --heartbeat N), or runs a plain started: the job's own N then.
+  for (const [mode, how] of [['heartbeats', 'started --heartbeat N'], ['plain-started', 'a plain started, at the job\'s N']] as const) {
+    it(`heartbeats past the budget (${how}) → 2 wall_clock_timeout; the heartbeat process stops with the job`, async () => {
+      await f.agent('w1', mode);
+      const r = await submit('w1', '--heartbeat', '0.3', '--idle-timeout', '1.5', '--timeout', '2.5');
+      assert.equal(r.exitCode, 2, r.stderr);
+      const job = JSON.parse(r.stdout);
+      assert.deepEqual([job.state, job.reason], ['timeout', 'wall_clock_timeout']);
+      const logs = JSON.parse((await f.run(['job', 'logs', job.id, '--json'])).stdout) as Array<{ event?: string }>;
+      assert.ok(logs.filter((e) => e.event === 'heartbeat').length >= 2, 'heartbeats kept it alive past the idle timeout');
+      const pidFile = path.join(f.workspace, '.mam', 'jobs', job.id, 'heartbeat.pid');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      await until(() => !isAlive(pid), 10_000, 'the heartbeat process to stop');
+    });
+  }
 
   it('the agent dies mid-job → failed agent_exited, well before K×N', async () => {
     await f.agent('w1', 'die');

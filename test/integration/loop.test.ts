@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import type { LoopState } from '../../src/core/loop/loopState';
-import { CLI, readAgentLog, until } from '../support/helpers';
+import { CLI, readAgentLog, snapshotTree, tempDir, until } from '../support/helpers';
 import { loopFixture, type JobFixture } from '../support/jobs';
 
 
@@ -48,6 +48,64 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     }
     const fixBrief = fs.readFileSync(f.controlPlane.jobs.get(s.steps.find((x) => x.key === 'r1:fix')!.job_id)!.brief!, 'utf8');
     assert.match(fixBrief, /#### rev-a\n\n# Review of .*\n\nFindings: the tests do not cover the edge case/);
+  });
+
+  it('--reports-dir .agents/reports: passing reports and their sidecars are promoted there, and the loop records where', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS']);
+    const r = await loop('--reviewer', 'rev-a', '--reports-dir', '.agents/reports');
+    assert.equal(r.exitCode, 0, r.stderr);
+    const s = state(r);
+    const dir = path.join(f.workspace, '.agents', 'reports');
+    assert.equal(s.reports_dir, dir);
+    const review = s.rounds.at(-1)!.reviews[0]!;
+    const report = path.join(dir, 'rev-a', `report-${review.job_id}.md`);
+    assert.equal(review.report, report);
+    assert.match(fs.readFileSync(report, 'utf8'), /\[VERDICT: PASS\]\n$/);
+    const identity = JSON.parse(fs.readFileSync(path.join(dir, 'rev-a', `report-${review.job_id}.identity.json`), 'utf8'));
+    assert.deepEqual([identity.reviewer, identity.verdict, identity.loop, identity.job], ['rev-a', 'PASS', s.id, review.job_id]);
+    assert.ok(!fs.existsSync(path.join(f.workspace, '.mam', 'reports')), 'nothing went to the default folder');
+    const status = await f.run(['loop', 'status', s.id]);
+    assert.match(status.stdout, new RegExp(`^reports: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    assert.ok(status.stdout.includes(`rev-a: PASS (job ${review.job_id}) → ${report}`));
+  });
+
+  it('MAM_REPORTS_DIR names the reports folder when no flag does', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS']);
+    const r = await f.run(['loop', '--task', 'Add input validation to the signup form', '--creator', 'creator', '--reviewer', 'rev-a', '--json'], { MAM_REPORTS_DIR: 'team/reports' });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const review = state(r).rounds.at(-1)!.reviews[0]!;
+    assert.ok(fs.existsSync(path.join(f.workspace, 'team', 'reports', 'rev-a', `report-${review.job_id}.identity.json`)));
+  });
+
+  it('a reports folder outside the workspace is refused: 64, one line, nothing written', async () => {
+    await f.agent('creator', 'creator');
+    await f.agent('rev-a', 'reviewer', ['--verdicts', 'PASS']);
+    const outside = tempDir('outside');
+    const before = snapshotTree(f.workspace);
+    fs.symlinkSync(outside, path.join(f.workspace, 'link-out')); // a folder inside that leads out
+    for (const [dir, env, message] of [
+      ['../escaped', {}, /^mam: --reports-dir '\.\.\/escaped' is not a folder inside the workspace .*; name one inside it, such as \.agents\/reports$/],
+      [path.join(outside, 'reports'), {}, /^mam: --reports-dir '.*' is not a folder inside the workspace/],
+      ['.agents/../../escaped', {}, /is not a folder inside the workspace/],
+      ['link-out/reports', {}, /^mam: --reports-dir 'link-out\/reports' is not a folder inside the workspace/],
+      ['.', {}, /is not a folder inside the workspace/],
+      [undefined, { MAM_REPORTS_DIR: '../escaped' }, /^mam: MAM_REPORTS_DIR in the environment '\.\.\/escaped' is not a folder inside the workspace/],
+    ] as const) {
+      const r = await f.run(['loop', '--task', 'Add input validation to the signup form', '--creator', 'creator', '--reviewer', 'rev-a', ...(dir === undefined ? [] : ['--reports-dir', dir])], { ...env });
+      assert.equal(r.exitCode, 64, `${dir}: ${r.stderr}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr.trim(), message);
+    }
+    fs.unlinkSync(path.join(f.workspace, 'link-out'));
+    const after = snapshotTree(f.workspace);
+    delete after['.mam/locks/'];
+    delete before['.mam/locks/'];
+    assert.deepEqual(after, before, 'nothing written in the workspace');
+    assert.deepEqual(fs.readdirSync(outside), [], 'nothing written outside it');
+    assert.ok(!fs.existsSync(path.join(path.dirname(f.workspace), 'escaped')));
+    assert.equal(readAgentLog(f.log).filter((e) => e.event === 'job').length, 0, 'no job reached an agent');
   });
 
   it('a report without a verdict line counts as NOT PASS; --max-loop reached → 1', async () => {
@@ -177,11 +235,12 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
     assert.deepEqual(s.rounds.map((x) => [x.n, x.status]), [[1, 'not_passed'], [2, 'passed']]);
   });
 
-  it('a planner plans, the creator challenges it once, and the revised plan goes to the implementation', async () => {
+  // --plan is the seeds' word for --planner: the same loop either way.
+  for (const flag of ['--planner', '--plan']) it(`a planner (${flag}) plans, the creator challenges it once, and the revised plan goes to the implementation`, async () => {
     await f.agent('creator', 'creator', ['--challenge-once']);
     await f.agent('planner', 'planner');
     await f.agent('rev-a', 'reviewer');
-    const r = await loop('--planner', 'planner', '--plan-talk', '2', '--reviewer', 'rev-a');
+    const r = await loop(flag, 'planner', '--plan-talk', '2', '--reviewer', 'rev-a');
     assert.equal(r.exitCode, 0, r.stderr);
     const s = state(r);
     assert.deepEqual(s.steps.map((x) => `${x.key}@${x.session}`), ['plan@planner', 'plan:challenge:1@creator', 'plan:revise:1@planner', 'plan:challenge:2@creator', 'implement@creator', 'r1:review:rev-a@rev-a']);

@@ -9,13 +9,12 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { claudeSlug } from '../../src/core/agents/claude';
 import type { LoopState } from '../../src/core/loop/loopState';
 import type { SessionRow } from '../../src/core/store/sessionSchema';
 import type { SessionState } from '../../src/core/sessions/sessionStatus';
 import { mam, tempDir, until, type MamResult } from '../support/helpers';
 import { itNeeds } from '../support/needs';
-import { agentEnv, agentHome, agentsMissing, startModelServer, type ModelServer } from '../support/realAgents';
+import { agentEnv, agentHome, agentsMissing, conversationFile as conversationFileOf, startModelServer, type ModelServer } from '../support/realAgents';
 
 const missing = agentsMissing();
 const JOB_ID = /j-\d{8}T\d{6}Z-[0-9a-f]{8}/;
@@ -105,15 +104,7 @@ describe('real agents: codex and claude CLIs end to end, in an ordinary checkout
   const submit = async (t: Team, session: string, prompt: string) => JSON.parse(ok(await t.run(['job', 'submit', '--session', session, '--prompt', prompt, '--json']), `job for ${session}`).stdout) as { id: string; state: string };
 
   /** Where each CLI keeps a conversation, and the file itself. */
-  const conversationFile = (t: Team, agent: string, id: string): string | undefined => {
-    if (agent === 'claude') {
-      const file = path.join(t.home, '.claude', 'projects', claudeSlug(t.workspace), `${id}.jsonl`);
-      return fs.existsSync(file) ? file : undefined;
-    }
-    const root = path.join(t.home, '.codex', 'sessions');
-    const walk = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-    return fs.existsSync(root) ? walk(root).find((f) => f.endsWith(`-${id}.jsonl`)) : undefined;
-  };
+  const conversationFile = (t: Team, agent: 'claude' | 'codex', id: string): string | undefined => conversationFileOf(t.home, t.workspace, agent, id);
 
   for (const agent of ['codex', 'claude'] as const) {
     itNeeds(missing, `${agent}: create → job → completed; its conversation is recorded while it runs; stop → resume → a job in the same conversation`, async () => {

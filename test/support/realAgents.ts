@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { claudeSlug } from '../../src/core/agents/claude';
 import { REPO_ROOT, stopChild, tempDir } from './helpers';
 
 /** Keep in step with scripts/install-agents.mjs: the model server speaks these versions' protocols. */
@@ -70,10 +71,12 @@ export interface ModelStep {
   silent?: boolean;
   /** The text that ends the turn. */
   final?: string;
+  /** The "orchestrate" step: the text that picks the command line out of the skill (default " job submit "). */
+  find?: string;
 }
 
 export interface ModelServerConfig {
-  /** By "<step>:<role>", "<step>", "<role>" or "default"; step is the loop hint's, else "job". */
+  /** By "<step>:<role>", "<step>", "<role>" or "default"; step is the loop hint's, else "job" ("orchestrate" for a typed delegation). */
   steps?: Record<string, ModelStep>;
   /** Overrides for one CLI. */
   agents?: { codex?: { steps: Record<string, ModelStep> }; claude?: { steps: Record<string, ModelStep> } };
@@ -284,6 +287,17 @@ export function agentEnv(home: string, server: { url: string }, base: NodeJS.Pro
     NO_PROXY: '127.0.0.1,localhost',
     no_proxy: '127.0.0.1,localhost',
   };
+}
+
+/** The file in which the CLI keeps conversation `id` of `workspace`, if it does (claude: by folder; codex: by date). */
+export function conversationFile(home: string, workspace: string, agent: 'claude' | 'codex', id: string): string | undefined {
+  if (agent === 'claude') {
+    const file = path.join(home, '.claude', 'projects', claudeSlug(workspace), `${id}.jsonl`);
+    return fs.existsSync(file) ? file : undefined;
+  }
+  const walk = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+  const root = path.join(home, '.codex', 'sessions');
+  return fs.existsSync(root) ? walk(root).find((f) => f.endsWith(`-${id}.jsonl`)) : undefined;
 }
 
 function q(s: string): string {

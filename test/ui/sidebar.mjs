@@ -72,14 +72,24 @@ try {
   agent('loop-creator', 'creator', 'creator');
   agent('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
   mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
+  // A task for a person: started and completed from its row in the Jobs tree, as its assignee does.
+  const person = JSON.parse(mam('job', 'submit', '--session', 'human:dana', '--prompt', 'Proofread the changelog', '--no-wait', '--json').stdout);
 
   code = run('ui', '--vsix', vsix, '--workspace', ws, '--env-file', envFile, '--open-view', 'mam',
     '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1', '--expect', 'docs-1',
     '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
-    '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input',
+    '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input', '--expect', 'Proofread the changelog',
     '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'),
     // The review report of that loop, with its timeline.
-    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'));
+    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'),
+    '--row-action', 'Proofread the changelog::Start Task', '--row-action', 'Proofread the changelog::Complete Task::three typos fixed');
+  if (code === 0) {
+    const { job: done } = JSON.parse(mam('job', 'status', person.id, '--json').stdout);
+    if (done.state !== 'completed' || done.detail !== 'three typos fixed') {
+      console.error(`[ui] the person's task, started and completed from the Jobs tree, is ${done.state} (${JSON.stringify(done.detail)}), not completed ("three typos fixed")`);
+      code = 1;
+    } else console.log(`[ui] the person's task ${person.id}: started and completed from its row in the Jobs tree`);
+  }
   if (code === 0) {
     // An untrusted workspace: nothing is started, and the view says why.
     const untrusted = path.join(base, 'untrusted');

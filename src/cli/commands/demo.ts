@@ -142,7 +142,7 @@ class DemoRun {
       ['sessions', mam('session', 'status')],
       ['jobs', mam('job', 'list')],
       ['the loop', mam('loop', 'status', ...(s ? [s.loop.id] : []))],
-      ['reports', `${path.join(this.controlPlane.paths.reportsDir, '<reviewer>')}/report-<job>.md and .identity.json`],
+      ['reports', `${path.join(s?.reportsDir ?? this.controlPlane.paths.reportsDir, '<reviewer>')}/report-<job>.md and .identity.json`],
       ['the repo', shellLine(['git', '-C', path.join(this.root, 'repo'), 'log', '--stat'])],
     ];
     for (const session of s?.sessions ?? []) rows.push([session.name, `${shellLine(session.attach)}   (detach: Ctrl-b d)`]);

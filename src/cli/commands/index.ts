@@ -2,6 +2,7 @@ import type { Command } from '../command';
 import { brokerCommands } from './broker';
 import { demoCommand } from './demo';
 import { doctorCommand } from './doctor';
+import { initCommand } from './init';
 import { jobCommands } from './job';
 import { loopCommands } from './loop';
 import { monitorCommand } from './monitor';
@@ -26,4 +27,4 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, monitorCommand, doctorCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, doctorCommand, demoCommand];

@@ -2,21 +2,10 @@ import { printable } from '../../core/base/ids';
 import { UsageError } from '../../core/base/errors';
 import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { JSON_OPTION, type Command } from '../command';
 import { dash, since, table } from '../output';
+import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
 import { jobActionCommands } from './jobSubmit';
-
-const JOB_ID = [{ name: 'job', description: 'the job ID (or use --job)' }] as const;
-const JOB_OPTION = { job: { kind: 'string' as const, value: 'ID', description: 'the job ID' } };
-
-function jobIdArg(ctx: CommandContext): string {
-  const id = (ctx.args.options.job as string | undefined) ?? ctx.args.positionals[0];
-  if (id === undefined) throw new UsageError(`a job ID is required (mam job ${ctx.args.positionals.length ? '' : '… '}ID or --job ID)`);
-  if (ctx.args.options.job !== undefined && ctx.args.positionals[0] !== undefined && ctx.args.positionals[0] !== id) {
-    throw new UsageError('give the job ID once: either as an argument or with --job');
-  }
-  return id;
-}
 
 const list: Command = {
   path: ['job', 'list'],
@@ -61,10 +50,10 @@ const list: Command = {
 const status: Command = {
   path: ['job', 'status'],
   summary: "show one job's record and latest status",
-  options: { ...JSON_OPTION, ...JOB_OPTION },
+  options: { ...JOB_OPTION, ...JSON_OPTION },
   positionals: JOB_ID,
   async run(ctx) {
-    const id = jobIdArg(ctx);
+    const id = jobIdArg(ctx, 'status');
     const cp = ctx.controlPlane();
     const job = cp.jobs.require(id);
     const audit = cp.audit.readEntries(id);
@@ -100,10 +89,10 @@ const status: Command = {
 const logs: Command = {
   path: ['job', 'logs'],
   summary: "print a job's audit log: every accepted event and state transition",
-  options: { ...JSON_OPTION, ...JOB_OPTION },
+  options: { ...JOB_OPTION, ...JSON_OPTION },
   positionals: JOB_ID,
   async run(ctx) {
-    const id = jobIdArg(ctx);
+    const id = jobIdArg(ctx, 'logs');
     const cp = ctx.controlPlane();
     cp.jobs.require(id);
     const { entries, badLines } = cp.audit.readEntries(id);

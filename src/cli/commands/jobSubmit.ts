@@ -1,16 +1,18 @@
 import { printable } from '../../core/base/ids';
 import { JOB_TYPES } from '../../core/jobs/jobSchema';
-import { submitJob } from '../../core/jobs/submit';
+import { parseTarget, submitJob } from '../../core/jobs/submit';
 import { submitComposite } from '../../core/jobs/compositeJobs';
 import { UsageError } from '../../core/base/errors';
 import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
-import { JSON_OPTION, type Command } from '../command';
+import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
 
 const submit: Command = {
   path: ['job', 'submit'],
   summary: 'delegate a job to a session and wait for its outcome',
   options: {
-    session: { kind: 'string', value: 'TARGET', required: true, description: 'NAME, tmux:NAME, herdr:NAME, remote:RUNNER or remote:RUNNER/SESSION' },
+    session: { kind: 'string', value: 'TARGET', required: true, aliases: ['agent-session'], description: 'NAME, tmux:NAME, herdr:NAME, remote:RUNNER or remote:RUNNER/SESSION' },
+    agent: { kind: 'string', value: 'AGENT', description: "the session's agent, as the seeds named it: checked against a local session MAM knows, else ignored" },
     prompt: { kind: 'string', value: 'TEXT', description: 'the task (or use --brief)' },
     brief: { kind: 'string', value: 'FILE', description: 'a file holding the task (any language, any length)' },
     role: { kind: 'string', value: 'ROLE', description: 'the role the agent plays in this job (worker, reviewer, …)' },
@@ -21,7 +23,10 @@ const submit: Command = {
     heartbeat: { kind: 'seconds', value: 'N', description: 'the heartbeat period asked of the agent (default 30)' },
     'parent-job': { kind: 'string', value: 'ID', description: 'the job this one is part of' },
     'no-wait': { kind: 'boolean', description: 'return once the prompt is delivered' },
-    reviewer: { kind: 'string', value: 'SESSION', description: 'with --type loop: the session that reviews each iteration' },
+    reviewer: {
+      kind: 'string', value: 'SESSION', aliases: ['reviewer-session'], besideAlias: 'reviewer-agent',
+      description: "with --type loop: the session that reviews each iteration (the seeds' --reviewer AGENT --reviewer-session herdr:NAME works too: AGENT is checked like --agent)",
+    },
     'max-iter': { kind: 'count', value: 'N', description: 'with --type loop: worker+reviewer iterations at most (default 3)' },
     with: { kind: 'string', value: 'SESSION', description: 'with --type discuss: the other session of the discussion' },
     'max-turns': { kind: 'count', value: 'N', description: 'with --type discuss: turns at most (default 6)' },
@@ -33,20 +38,25 @@ const submit: Command = {
     '',
     'The agent gets one short line naming the job and its brief (.mam/jobs/ID/brief.md), which holds the',
     'task and the exact `mam event` commands to run.',
+    '',
+    "The seeds' words work too: mam job submit --agent claude --agent-session herdr:w1 --prompt TEXT --role Worker",
+    '  --type loop --reviewer codex --reviewer-session herdr:r1',
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
+    const type = (o.type as string | undefined) ?? 'direct';
+    if (!(JOB_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
+    for (const [flag, forType] of [['reviewer', 'loop'], ['max-iter', 'loop'], ['with', 'discuss'], ['max-turns', 'discuss']] as const) {
+      if (o[flag] !== undefined && type !== forType) throw new UsageError(`--${ctx.args.aliasUsed[flag] ?? flag} goes with --type ${forType}`);
+    }
+    if (type !== 'direct' && o['no-wait']) throw new UsageError(`--no-wait is not available for --type ${type}: its turns are run by this command`);
+    if (o.agent !== undefined) await checkAgentOf(ctx, 'agent', o.agent as string, o.session as string);
+    if (o['reviewer-agent'] !== undefined) await checkAgentOf(ctx, 'reviewer', o['reviewer-agent'] as string, o.reviewer as string);
     const engine = ctx.jobs();
     const json = Boolean(o.json);
     engine.ledger.onDidChangeJob(({ job, previous }) => {
       if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
     });
-    const type = (o.type as string | undefined) ?? 'direct';
-    if (!(JOB_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
-    for (const [flag, forType] of [['reviewer', 'loop'], ['max-iter', 'loop'], ['with', 'discuss'], ['max-turns', 'discuss']] as const) {
-      if (o[flag] !== undefined && type !== forType) throw new UsageError(`--${flag} goes with --type ${forType}`);
-    }
-    if (type !== 'direct' && o['no-wait']) throw new UsageError(`--no-wait is not available for --type ${type}: its turns are run by this command`);
     const submit = type === 'direct' ? submitJob : submitComposite;
     const result = await submit(engine, {
       session: o.session as string,
@@ -73,13 +83,31 @@ const submit: Command = {
   },
 };
 
+/** The seeds' product names for the agents MAM knows by a shorter one. */
+const SEED_AGENT_NAMES: Readonly<Record<string, string>> = { 'claude-code': 'claude', 'hermes-agent': 'hermes', 'agy-agent': 'agy', 'grok-build': 'grok' };
+
+/**
+ * The seeds named the agent beside its session (`--agent claude --agent-session herdr:w1`). The
+ * agent is the session's own, so the flag decides nothing; but a local session MAM knows that runs
+ * another agent means the caller meant another session, and nothing is sent. For a remote runner,
+ * a person, or a session not registered here, there is nothing to check it against.
+ */
+async function checkAgentOf(ctx: CommandContext, flag: string, agent: string, target: string): Promise<void> {
+  const where = parseTarget(target);
+  if (where.kind !== 'local') return;
+  const row = await ctx.controlPlane().sessions.get(where.name);
+  const named = agent.trim().toLowerCase();
+  if (!row || (SEED_AGENT_NAMES[named] ?? named) === row.agent) return;
+  throw new UsageError(`--${flag} ${printable(agent, 40)}: session ${row.name} runs ${row.agent}, not ${printable(agent, 40)}; name the session that runs it, or leave --${flag} out`);
+}
+
 const cancel: Command = {
   path: ['job', 'cancel'],
   summary: 'cancel an open job (its session is freed; late events are kept)',
-  positionals: [{ name: 'job', description: 'the job ID', required: true }],
-  options: { ...JSON_OPTION },
+  positionals: JOB_ID,
+  options: { ...JOB_OPTION, ...JSON_OPTION },
   async run(ctx) {
-    const { job, changed } = await cancelJob(ctx.jobs(), ctx.args.positionals[0]!);
+    const { job, changed } = await cancelJob(ctx.jobs(), jobIdArg(ctx, 'cancel'));
     if (ctx.args.options.json) ctx.json(job);
     else if (!changed) ctx.out(`${job.id} had already ended: ${job.state}${job.reason ? ` (${job.reason})` : ''}.`);
     else {
@@ -93,14 +121,15 @@ const cancel: Command = {
 const verify: Command = {
   path: ['job', 'verify'],
   summary: "run a validation command against a job's artefacts and record the result",
-  positionals: [{ name: 'job', description: 'the job ID', required: true }],
+  positionals: JOB_ID,
   options: {
+    ...JOB_OPTION,
     validate: { kind: 'string', value: 'CMD', required: true, description: 'the command (split into words, never run by a shell); it gets MAM_JOB_ID, MAM_JOB_REPORT, MAM_JOB_DIR' },
     ...JSON_OPTION,
   },
   details: 'Exit status: 0 when the command succeeded, 1 when it failed.',
   async run(ctx) {
-    const result = await verifyJob(ctx.jobs(), ctx.args.positionals[0]!, ctx.args.options.validate as string);
+    const result = await verifyJob(ctx.jobs(), jobIdArg(ctx, 'verify'), ctx.args.options.validate as string);
     if (ctx.args.options.json) ctx.json(result);
     else ctx.out(`${result.passed ? 'passed' : 'failed'}: ${result.command.join(' ')} exited ${result.exit_code}${result.output_tail ? `\n${result.output_tail}` : ''}`);
     return result.passed ? 0 : 1;

@@ -14,7 +14,7 @@ const run: Command = {
   options: {
     task: { kind: 'string', value: 'TEXT', required: true, description: 'the task' },
     creator: { kind: 'string', value: 'SESSION', required: true, description: 'the session that implements, commits and fixes' },
-    planner: { kind: 'string', value: 'SESSION', description: 'a session that writes a plan first' },
+    planner: { kind: 'string', value: 'SESSION', aliases: ['plan'], description: 'a session that writes a plan first' },
     'plan-talk': { kind: 'string', value: 'N', description: 'turns the creator may challenge the plan (default 1 with a planner)' },
     reviewer: { kind: 'string', value: 'A,B', description: 'the reviewing sessions (default: the creator reviews itself)' },
     'all-reviewer': { kind: 'boolean', description: 'every running reviewer session except the creator' },
@@ -23,12 +23,15 @@ const run: Command = {
     'review-only': { kind: 'boolean', description: 'skip implementing: review what is there' },
     worktree: { kind: 'string', value: 'DIR', description: 'review this checkout instead of the workspace' },
     base: { kind: 'string', value: 'REV', description: 'what the changes are measured against (default HEAD when the loop starts)' },
+    'reports-dir': { kind: 'string', value: 'DIR', description: 'where passing reports go: a folder inside the workspace, relative to the current folder (default: MAM_REPORTS_DIR, else .mam/reports)' },
     ...JSON_OPTION,
   },
   details: [
     'Each round pins base, head and a tree hash of the working tree (uncommitted files included);',
     'if the tree changes during a round, its approvals are discarded and it is reviewed again.',
-    'Passing reports go to .mam/reports/<reviewer>/ beside report-<job>.identity.json.',
+    'Passing reports go to <reports dir>/<reviewer>/report-<job>.md, beside report-<job>.identity.json;',
+    'the reports dir is .mam/reports unless --reports-dir or MAM_REPORTS_DIR (relative to the workspace) names',
+    'another folder inside the workspace, such as .agents/reports to commit them.',
     'A loop stopped midway continues where it stopped: run the same command again, or mam loop resume ID.',
     '',
     'Exit status: 0 every reviewer passed; 1 not passed within --max-loop (or a job failed);',
@@ -59,6 +62,7 @@ const run: Command = {
       ...(o['review-only'] ? { reviewOnly: true } : {}),
       ...(o.worktree !== undefined ? { worktree: o.worktree as string } : {}),
       ...(o.base !== undefined ? { base: o.base as string } : {}),
+      ...(o['reports-dir'] !== undefined ? { reportsDir: o['reports-dir'] as string } : {}),
     });
     return report(ctx, state);
   },
@@ -91,6 +95,7 @@ const status: Command = {
     ctx.out(`loop ${loop.id}: ${loop.status}${loop.reason ? ` (${loop.reason})` : ''}`);
     ctx.out(`task: ${loop.task.split('\n')[0]}`);
     ctx.out(`creator ${loop.creator}, reviewers ${loop.reviewers.join(', ')}${loop.planner ? `, planner ${loop.planner}` : ''}; checkout ${loop.checkout}`);
+    ctx.out(`reports: ${loop.reports_dir ?? ctx.controlPlane().paths.reportsDir}`);
     for (const r of loop.rounds) {
       ctx.out(`round ${r.n} (${r.status}): base ${r.identity.base.slice(0, 12)} head ${r.identity.head.slice(0, 12)} tree ${r.identity.tree.slice(0, 12)}`);
       for (const v of r.reviews) ctx.out(`  ${v.reviewer}: ${v.verdict ?? '…'} (job ${v.job_id})${v.report ? ` → ${v.report}` : ''}`);

@@ -3,6 +3,7 @@ import { splitWords } from '../../core/base/words';
 import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
 import { onboardSession } from '../../core/jobs/onboard';
 import { ExitCode, UsageError } from '../../core/base/errors';
+import { printable } from '../../core/base/ids';
 import { LoopStore } from '../../core/loop/loopState';
 import { resumeAll } from '../../core/recovery';
 import { isAlive } from '../../core/store/lock';
@@ -53,11 +54,11 @@ const create: Command = {
   summary: 'start an agent in a new pane of the workspace’s multiplexer server and register it',
   options: {
     agent: { kind: 'string', value: 'AGENT', required: true, description: `the agent: ${AGENT_NAMES.join(', ')}` },
-    name: { kind: 'string', value: 'NAME', required: true, description: 'the session name: letters, digits, . _ - (up to 64)' },
+    name: { kind: 'string', value: 'NAME', required: true, aliases: ['session'], description: 'the session name: letters, digits, . _ - (up to 64)' },
     role: { kind: 'string', value: 'ROLE', description: `its role: ${SESSION_ROLES.join(', ')} (default worker)` },
     cwd: { kind: 'string', value: 'DIR', description: 'where the agent runs (default: the current folder)' },
     mux: { kind: 'string', value: 'tmux|herdr', description: 'the multiplexer (default: MAM_MUX, else tmux)' },
-    server: { kind: 'string', value: 'NAME', description: 'the multiplexer server (default: mam-<workspace>)' },
+    server: { kind: 'string', value: 'NAME', aliases: ['herdr-session'], description: 'the multiplexer server (default: mam-<workspace>); --herdr-session NAME also means --mux herdr' },
     command: { kind: 'string', value: '"PROGRAM ARGS"', description: 'run this instead of the agent’s program (split into words; no shell is involved)' },
     onboard: { kind: 'boolean', description: 'delegate the onboarding job that teaches the agent the event protocol, and wait for it' },
     'onboard-timeout': { kind: 'seconds', value: 'S', description: 'how long onboarding may take (default: the job budget)' },
@@ -67,9 +68,15 @@ const create: Command = {
     'Examples:',
     '  mam session create --agent claude --name creator-1 --role creator',
     '  mam session create --agent shell --name watcher --command "npm run watch"',
+    '  mam session create --agent codex --role reviewer --session reviewer-1 --herdr-session my-project   (the seeds\' words)',
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
+    // The seeds' --herdr-session NAME names a herdr server: herdr is implied, and tmux contradicts it.
+    if (ctx.args.aliasUsed.server === 'herdr-session') {
+      if (o.mux !== undefined && o.mux !== 'herdr') throw new UsageError(`--herdr-session names a herdr server; it does not go with --mux ${printable(String(o.mux), 20)}`);
+      o.mux = 'herdr';
+    }
     const row = await ctx.sessions().create({
       name: o.name as string,
       agent: o.agent as string,

@@ -65,6 +65,7 @@ export const CONFIG_KEYS = {
   brokerTls: { env: 'MQTT_TLS', setting: 'broker.tls', default: false, parse: boolean, describe: 'connect to the external broker over TLS' },
   brokerCa: { env: 'MQTT_CA', setting: 'broker.ca', default: '', parse: text, describe: 'CA certificate file for the external broker' },
   dispatchSecret: { env: 'MAM_DISPATCH_SECRET', setting: 'remote.dispatchSecret', default: '', parse: text, describe: 'secret that signs dispatches to remote runners' },
+  reportsDir: { env: 'MAM_REPORTS_DIR', setting: 'reportsDir', default: '.mam/reports', parse: text, describe: 'where a passing review loop keeps its reports: a folder inside the workspace, relative to it' },
 } satisfies Record<string, KeySpec<unknown>>;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -166,6 +167,23 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
     if (override.program || override.args) agents[agent] = override;
   }
   return { values: values as MamConfig, sources, agents, ...(envFileRead ? { envFile: envFileRead } : {}) };
+}
+
+/** Where a setting's value came from, for a message about it: `MAM_REPORTS_DIR in the environment`, `the setting mam.reportsDir` … */
+export function sourceOf(config: ResolvedConfig, key: ConfigKey): string {
+  const spec = CONFIG_KEYS[key];
+  switch (config.sources[key]) {
+    case 'flag':
+      return `the flag for ${spec.env}`;
+    case 'env':
+      return `${spec.env} in the environment`;
+    case 'setting':
+      return `the setting mam.${spec.setting}`;
+    case '.mam.env':
+      return `${spec.env} in ${config.envFile ?? '.mam.env'}`;
+    case 'default':
+      return `the default ${spec.env}`;
+  }
 }
 
 /** K×N: seconds without any event before a started job times out. */

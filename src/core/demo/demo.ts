@@ -164,7 +164,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         rounds: loop.rounds.map((r) => ({ n: r.n, status: r.status, verdicts: r.reviews.map((v) => ({ reviewer: v.reviewer, verdict: v.verdict ?? 'NOT PASS', job: v.job_id })) })),
       },
       commits: await demoCommits(repo.dir),
-      reportsDir: cp.paths.reportsDir,
+      reportsDir: loop.reports_dir ?? cp.paths.reportsDir,
       reports,
       durationMs: Date.now() - began,
     };

@@ -24,10 +24,10 @@ export interface JobTimers {
   timeout_s: number;
 }
 
-/** Where the job runs: a local session (and its pane when dispatched) or a remote runner. */
+/** Where the job runs: a local session (and its pane when dispatched), a remote runner, or a person. */
 export interface JobTarget {
-  kind: 'local' | 'remote';
-  /** The session (local) or runner (remote) name. */
+  kind: 'local' | 'remote' | 'human';
+  /** The session (local), runner (remote) or person (human) name. */
   name: string;
   mux?: 'tmux' | 'herdr';
   server?: string;
@@ -72,9 +72,10 @@ export interface JobRecord {
   owner?: JobOwner | null;
   /**
    * How the prompt went in: typed (and taken), unconfirmed (typed, Enter not confirmed), or not at
-   * all; for a remote job, published (the broker took its dispatch; the runner types it).
+   * all; for a remote job, published (the broker took its dispatch; the runner types it); for a
+   * person, assigned.
    */
-  delivery?: 'pending' | 'typed' | 'unconfirmed' | 'published' | 'failed' | null;
+  delivery?: 'pending' | 'typed' | 'unconfirmed' | 'published' | 'assigned' | 'failed' | null;
   dispatched_at?: string | null;
   /** When the prompt was in (typed and Enter pressed): T and the budget count from here. */
   delivered_at?: string | null;

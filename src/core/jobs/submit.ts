@@ -12,11 +12,11 @@ import type { SessionRow } from '../store/sessionSchema';
 import { checkRemoteSubmit, clearDispatch, dispatchRemote } from '../remote/dispatch';
 import { injectedLine, writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers, type JobType } from './jobSchema';
+import { isTerminal, JOB_TYPES, type JobRecord, type JobTarget, type JobTimers, type JobType } from './jobSchema';
 import { REASONS } from './lifecycle';
 
 export interface SubmitRequest {
-  /** `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER` or `remote:RUNNER/SESSION`. */
+  /** `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER`, `remote:RUNNER/SESSION` or `human:NAME`. */
   session: string;
   prompt?: string;
   briefFile?: string;
@@ -58,19 +58,20 @@ export function exitCodeOf(job: JobRecord): ExitCodeType {
   }
 }
 
-/** Parses the `--session` target of `mam job submit`. */
 /**
- * `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER`, or `remote:RUNNER/SESSION` (a session on the
- * runner's host; a runner started with its own `--session` uses that one whatever the dispatch says).
+ * Parses the `--session` target of `mam job submit`: `NAME`, `tmux:NAME`, `herdr:NAME`,
+ * `remote:RUNNER`, `remote:RUNNER/SESSION` (a session on the runner's host; a runner started with
+ * its own `--session` uses that one whatever the dispatch says), or `human:NAME` (a person).
  */
-export function parseTarget(target: string): { kind: 'local' | 'remote'; mux?: 'tmux' | 'herdr'; name: string; session?: string } {
-  const m = /^(?:(tmux|herdr|remote):)?(.*)$/s.exec(target)!;
+export function parseTarget(target: string): { kind: JobTarget['kind']; mux?: 'tmux' | 'herdr'; name: string; session?: string } {
+  const m = /^(?:(tmux|herdr|remote|human):)?(.*)$/s.exec(target)!;
   const [name, session, ...extra] = m[1] === 'remote' ? m[2]!.split('/') : [m[2]!];
   const check = (value: string, what: string): void => {
     const problem = nameProblem(value, what);
     if (problem) throw new UsageError(`--session ${printable(target, 60)}: ${problem}`);
   };
-  check(name!, m[1] === 'remote' ? 'runner name' : 'session name');
+  check(name!, m[1] === 'remote' ? 'runner name' : m[1] === 'human' ? "person's name" : 'session name');
+  if (m[1] === 'human') return { kind: 'human', name: name! };
   if (m[1] !== 'remote') return { kind: 'local', ...(m[1] ? { mux: m[1] as 'tmux' | 'herdr' } : {}), name: name! };
   if (extra.length > 0) throw new UsageError(`--session ${printable(target, 60)}: use remote:RUNNER or remote:RUNNER/SESSION`);
   if (session !== undefined) check(session, 'session name');
@@ -95,11 +96,15 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   }
   const v = config.values;
   const heartbeatS = req.heartbeatS ?? v.heartbeatS;
+  const budget = req.timeoutS ?? v.jobTimeoutS;
+  // A person neither answers within seconds nor sends heartbeats: unless told otherwise, only the
+  // budget judges their job (T and K×N are the budget too).
+  const person = target.kind === 'human';
   const timers: JobTimers = {
-    start_timeout_s: req.startTimeoutS ?? v.startTimeoutS,
+    start_timeout_s: req.startTimeoutS ?? (person ? budget : v.startTimeoutS),
     heartbeat_s: heartbeatS,
-    idle_timeout_s: req.idleTimeoutS ?? (req.heartbeatS !== undefined ? v.livenessK * heartbeatS : idleTimeoutS(v)),
-    timeout_s: req.timeoutS ?? v.jobTimeoutS,
+    idle_timeout_s: req.idleTimeoutS ?? (person ? budget : req.heartbeatS !== undefined ? v.livenessK * heartbeatS : idleTimeoutS(v)),
+    timeout_s: budget,
   };
 
   if (target.kind === 'remote') checkRemoteSubmit(config, task, req.appendix);
@@ -125,7 +130,9 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   );
   writeBrief({ job, task, cliPath: engine.deps.cliPath, workspace: controlPlane.workspace, heartbeatS, ...(req.appendix ? { appendix: req.appendix } : {}) }, briefPath);
 
-  if (target.kind === 'remote') {
+  if (target.kind === 'human') {
+    job = await assignToPerson(engine, id, owner.token);
+  } else if (target.kind === 'remote') {
     const sent = await dispatchRemote(engine, { job, runner: target.name, task, token, ownerToken: owner.token, ...(target.session ? { session: target.session } : {}), ...(req.appendix ? { appendix: req.appendix } : {}) });
     if (!sent.delivered) return finish(engine, sent.job, sent.claimedElsewhere);
     job = sent.job;
@@ -144,6 +151,20 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const ended = await waitForEnd(engine, id);
   if (target.kind === 'remote') await clearDispatch(engine, target.name, id);
   return finish(engine, ended);
+}
+
+/**
+ * A job for a person: nothing is typed anywhere. It is `dispatched` (assigned) at once, and T and
+ * the budget count from now; the person follows the brief — `mam event …` in a terminal, or Start
+ * and Complete on the job in VS Code — and their events are judged like an agent's.
+ */
+async function assignToPerson(engine: JobEngine, id: string, ownerToken: string): Promise<JobRecord> {
+  const now = new Date().toISOString();
+  const job = await engine.ledger.transition(id, 'dispatched', null, {
+    when: (j) => j.state === 'registered' && j.owner?.token === ownerToken,
+    fields: { dispatched_at: now, delivered_at: now, delivery: 'assigned' },
+  });
+  return job ?? engine.deps.controlPlane.jobs.require(id);
 }
 
 /**

@@ -12,10 +12,11 @@ import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobRecord } from '../jobs/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { submitJob, waitForEnd } from '../jobs/submit';
-import { writeFileAtomic } from '../store/atomicFile';
+import { sourceOf } from '../config/settings';
 import { acquire, isAlive } from '../store/lock';
 import { challengePrompt, fixPrompt, implementPrompt, planPrompt, revisePrompt, reviewPrompt } from './loopPrompts';
 import { LoopStore, type LoopRound, type LoopState, type LoopStep } from './loopState';
+import { promoteReports, resolveReportsDir } from './reports';
 import { isGitCheckout, pathsChangedBetween, resolveCommit, snapshotDiff, snapshotIdentity } from './snapshot';
 import { agrees, rebuttalOf, verdictOf } from './verdict';
 
@@ -33,6 +34,8 @@ export interface LoopRequest {
   /** Review this checkout instead of the workspace (relative to baseDir). */
   worktree?: string;
   base?: string;
+  /** Where passing reports go (relative to baseDir, inside the workspace); default: the reportsDir setting. */
+  reportsDir?: string;
   baseDir: string;
 }
 
@@ -272,19 +275,11 @@ export class LoopRunner extends DisposableBase {
     return out;
   }
 
-  /** Passing reports go to `.mam/reports/<reviewer>/`, each beside its identity sidecar. */
+  /** Passing reports go to the loop's reports folder (`<dir>/<reviewer>/`), each beside its identity sidecar. */
   private promote(state: LoopState, round: LoopRound): void {
-    for (const review of round.reviews) {
-      const step = this.stepOf(state, review.step);
-      const dir = path.join(this.engine.deps.controlPlane.paths.reportsDir, review.reviewer);
-      fs.mkdirSync(dir, { recursive: true });
-      const report = path.join(dir, `report-${review.job_id}.md`);
-      writeFileAtomic(report, step?.report && fs.existsSync(step.report) ? fs.readFileSync(step.report, 'utf8') : step?.text ?? '');
-      const identity = { ...round.identity, reviewer: review.reviewer, verdict: review.verdict, round: round.n, loop: state.id, job: review.job_id };
-      writeFileAtomic(path.join(dir, `report-${review.job_id}.identity.json`), `${JSON.stringify(identity, null, 2)}\n`);
-      review.report = report;
-    }
-    this.say(state, `round ${round.n}: every reviewer passed; reports in ${this.engine.deps.controlPlane.paths.reportsDir}`);
+    const dir = state.reports_dir ?? this.engine.deps.controlPlane.paths.reportsDir;
+    promoteReports(dir, state, round);
+    this.say(state, `round ${round.n}: every reviewer passed; reports in ${dir}`);
   }
 
   /** A step that did not complete ends the loop: 5 when its job was never delivered, 1 otherwise. */
@@ -341,6 +336,7 @@ export class LoopRunner extends DisposableBase {
     const cp = this.engine.deps.controlPlane;
     const sessions = await cp.sessions.list();
     for (const name of new Set([options.creator, ...(options.planner ? [options.planner] : []), ...options.reviewers])) {
+      if (isPerson(name)) continue; // a person takes their turn when it comes
       const row = sessions.find((s) => s.name === name)!;
       if (row.status !== 'running') throw new LoopNotStartedError(`session '${name}' is ${row.status}; resume it first`);
       const holder = row.current_job ? cp.jobs.get(row.current_job) : undefined;
@@ -350,6 +346,10 @@ export class LoopRunner extends DisposableBase {
 
   private async validate(req: LoopRequest): Promise<Omit<LoopState, 'id' | 'created_at' | 'updated_at' | 'status' | 'reason' | 'exit_code' | 'owner' | 'plan' | 'steps' | 'rounds' | 'rebuts_used'>> {
     const cp = this.engine.deps.controlPlane;
+    const config = this.engine.deps.config;
+    const reportsDir = req.reportsDir !== undefined
+      ? resolveReportsDir(cp.workspace, req.reportsDir, req.baseDir, '--reports-dir')
+      : resolveReportsDir(cp.workspace, config.values.reportsDir, cp.workspace, sourceOf(config, 'reportsDir'));
     if (!req.task.trim()) throw new UsageError('--task is empty');
     for (const [flag, n, min] of [['--max-loop', req.maxLoop, 1], ['--max-rebut', req.maxRebut, 0], ['--plan-talk', req.planTalk, 0]] as const) {
       if (n !== undefined && !(Number.isInteger(n) && n >= min)) throw new UsageError(`${flag} must be a whole number ≥ ${min}`);
@@ -362,9 +362,11 @@ export class LoopRunner extends DisposableBase {
     const sessions = await cp.sessions.list();
     const named = [req.creator, ...(req.planner ? [req.planner] : []), ...(req.reviewers ?? [])];
     for (const name of named) {
-      const problem = nameProblem(name, 'session name');
+      // A reviewer (or planner) may be a person, `human:NAME`; the creator is an agent's session.
+      const person = isPerson(name) && name !== req.creator;
+      const problem = nameProblem(person ? name.slice('human:'.length) : name, person ? "person's name" : 'session name');
       if (problem) throw new UsageError(problem);
-      if (!sessions.some((s) => s.name === name)) throw new UsageError(`unknown session '${name}'`);
+      if (!person && !sessions.some((s) => s.name === name)) throw new UsageError(`unknown session '${name}'`);
     }
     let reviewers = req.reviewers?.length ? [...new Set(req.reviewers)] : [];
     if (req.allReviewers) {
@@ -374,7 +376,12 @@ export class LoopRunner extends DisposableBase {
     if (reviewers.length === 0) reviewers = [req.creator];
     return {
       task: req.task, creator: req.creator, planner: req.planner ?? null, plan_talk: req.planTalk ?? (req.planner ? 1 : 0), reviewers,
-      max_loop: req.maxLoop ?? 3, max_rebut: req.maxRebut ?? 2, review_only: Boolean(req.reviewOnly), checkout, base,
+      max_loop: req.maxLoop ?? 3, max_rebut: req.maxRebut ?? 2, review_only: Boolean(req.reviewOnly), checkout, base, reports_dir: reportsDir,
     };
   }
+}
+
+/** `human:NAME`: a person in the loop (a reviewer or a planner), who reports from VS Code or a terminal. */
+function isPerson(name: string): boolean {
+  return name.startsWith('human:');
 }

@@ -60,6 +60,11 @@ export interface LoopOptions {
   /** The checkout under review (the workspace, or --worktree DIR). */
   checkout: string;
   base: string;
+  /**
+   * Where passing reports are promoted (absolute, inside the workspace: --reports-dir, else the
+   * reportsDir setting). Absent in loops recorded before it was: they used `.mam/reports`.
+   */
+  reports_dir?: string;
 }
 
 /** `.mam/loops/<id>.json`: everything a loop decided so far, written after every step. */

@@ -39,14 +39,8 @@ function descendantsOf(rootPid: number): number[] {
   for (const name of entries) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // "pid (comm) state ppid …": comm may hold spaces and parentheses; the last ')' ends it.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-    } catch {
-      // exited meanwhile
-    }
+    const ppid = parentOf(pid);
+    if (ppid !== undefined) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
   }
   const out: number[] = [];
   const queue = [...(children.get(rootPid) ?? [])];
@@ -56,4 +50,16 @@ function descendantsOf(rootPid: number): number[] {
     queue.push(...(children.get(pid) ?? []));
   }
   return out;
+}
+
+/** The parent pid /proc/<pid>/stat records; undefined when the process is gone or /proc is not there. */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses; the last ')' ends it.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined; // exited meanwhile, or not Linux
+  }
 }

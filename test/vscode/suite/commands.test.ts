@@ -157,6 +157,22 @@ describe('the commands end to end, prompts answered like a user', function () {
     assert.deepEqual([purged.status, purged.resumable], ['stopped', false]);
   });
 
+  it('Delegate to a Person…, then Start Task and Complete Task… on the row in the Jobs tree', async () => {
+    answers.push('carol', 'Proofread the changelog');
+    await vscode.commands.executeCommand('mam.delegateToPerson');
+    const job = await waitFor('the task', () => engine().listJobs().find((j) => j.session === 'human:carol'));
+    await waitFor('it to be assigned', () => engine().job(job.id)?.state === 'dispatched');
+    const row = api.jobs.getTreeItem({ kind: 'job', folderIndex: 0, jobId: job.id, group: 'running' });
+    assert.match(String(row.contextValue), /^mam\.job\.dispatched.*\.person$/, 'the row offers Start Task');
+    assert.match(String(row.description), /^assigned · .* · carol$/);
+    await vscode.commands.executeCommand('mam.startPersonJob', { folderIndex: 0, jobId: job.id });
+    await waitFor('the task to start', () => engine().job(job.id)?.state === 'started');
+    answers.push('proofread, three typos fixed');
+    await vscode.commands.executeCommand('mam.completePersonJob', { folderIndex: 0, jobId: job.id });
+    await waitFor('the task to complete', () => engine().job(job.id)?.state === 'completed');
+    assert.equal(engine().job(job.id)!.detail, 'proofread, three typos fixed');
+  });
+
   it('Stop Monitor and Start Monitor, Run Doctor', async () => {
     await vscode.commands.executeCommand('mam.stopMonitor');
     assert.equal(engine().monitoring, false);
