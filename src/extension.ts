@@ -48,7 +48,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
 
   const sessions = new SessionsTreeProvider(host);
   const jobs = new JobsTreeProvider(host);
-  const statusBar = new JobStatusBar(host);
+  const statusBar = new JobStatusBar(host, context.workspaceState);
   const notifier = new Notifier(host);
   const jobLogs = new JobLogProvider(host);
   const loops = new LoopsTreeProvider(host);
@@ -57,6 +57,8 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
   const sessionsView = vscode.window.createTreeView(Views.sessions, { treeDataProvider: sessions, showCollapseAll: true });
   const jobsView = vscode.window.createTreeView(Views.jobs, { treeDataProvider: jobs, showCollapseAll: true });
+  // A failure counts as seen once the Jobs view has shown it: the status bar stops asking for attention.
+  statusBar.watchJobsView(jobsView);
   // Restricted mode: the views still show what is on disk, and say why nothing runs.
   const trustMessage = (): void => {
     sessionsView.message = vscode.workspace.isTrusted ? undefined : 'Untrusted workspace: read-only. MAM starts no agents, broker or monitor here.';
@@ -81,13 +83,11 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     registerDemoCommand(host, reports, context.extensionUri),
     vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
     ...registerSessionCommands(host),
-    ...registerJobCommands(host),
+    ...registerJobCommands(host, notifier),
     ...registerPersonCommands(host, context.globalState),
     ...registerWorkspaceCommands(host, context, channel),
   );
-  // Elapsed times in the views and the status bar move on their own between events.
-  const tick = setInterval(() => host.current.some((e) => e.engine.listJobs().some((j) => ['registered', 'dispatched', 'started'].includes(j.state))) && jobs.refresh(), 5000);
-  context.subscriptions.push({ dispose: () => clearInterval(tick) });
+  // Elapsed times in the Jobs view move on by themselves: its provider refreshes the open rows (jobsTree.ts).
 
   // A git folder without .mam/ is offered `mam init` (reading the folders only: no engine needed).
   setImmediate(() => void init.check().catch((err: unknown) => channel.error(`offering to initialize: ${(err as Error).message}`)));

@@ -24,6 +24,17 @@
  *                          package.json title), e.g. one that opens a webview
  *     --webview-shot F     then wait for a webview whose content matches --webview-selector (default
  *                          `body *`) in the page's nested frames, print its text, screenshot to F
+ *     --theme LABEL        (repeatable) after the webview shot, switch to the colour theme LABEL (as
+ *                          Preferences: Color Theme lists it, e.g. "Light Modern", "Dark High Contrast"),
+ *                          wait until the webview shows it, and screenshot it again to the webview
+ *                          shot's name plus the theme (report.png → report.light-modern.png)
+ *     --webview-expect SEL (repeatable) after the webview shot, SEL (a Playwright selector, so
+ *                          `:has-text("…")` works) must match in the webview, or with a leading `!` must
+ *                          not; fails (exit 1) otherwise
+ *     --contrast SEL       (repeatable) in the webview, in each theme (or the current one): measure
+ *                          the text contrast of every element SEL matches (computed colours over what
+ *                          is behind them); fail (exit 1) below 4.5:1, when SEL matches nothing, or
+ *                          for a button without a border in a high-contrast theme (scripts/vscode/contrast.mjs)
  *     --row-action R::A[::T] (repeatable, in order) after the shots: hover the side-bar tree row whose
  *                          text holds R, click its inline action titled A, and, when T is given,
  *                          answer the input box that opens with T (then Enter)
@@ -65,6 +76,7 @@ import { parseArgs } from 'node:util';
 import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
 import { clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
+import { measureContrast, pickColorTheme, webviewFrame } from './contrast.mjs';
 
 const RUN_PREFIX = 'mam-vscode-';
 const EXIT = { pass: 0, fail: 1, timeout: 2, harness: 3, leftovers: 4, usage: 64 };
@@ -98,6 +110,9 @@ function options() {
         'webview-selector': { type: 'string', default: 'body *' },
         expect: { type: 'string', multiple: true },
         'row-action': { type: 'string', multiple: true },
+        theme: { type: 'string', multiple: true },
+        contrast: { type: 'string', multiple: true },
+        'webview-expect': { type: 'string', multiple: true },
         'status-shot': { type: 'string' },
         workspace: { type: 'string' },
         'env-file': { type: 'string' },
@@ -119,6 +134,7 @@ function options() {
     if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) throw new HarnessError(`--row-action ${spec}: expected ROW::ACTION or ROW::ACTION::INPUT`, EXIT.usage);
   }
   if (mode === 'ui' && !values.shot) throw new HarnessError('ui mode needs --shot <file.png>', EXIT.usage);
+  if ((values.theme || values.contrast || values['webview-expect']) && !values['webview-shot']) throw new HarnessError('--theme, --contrast and --webview-expect need --webview-shot', EXIT.usage);
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new HarnessError(`--timeout must be a positive number of seconds, not ${values.timeout}`, EXIT.usage);
   let extraEnv = {};
@@ -289,7 +305,8 @@ class Run {
       // The embedded broker outlives VS Code by design and stops once its .mam/ folder is gone: remove
       // a workspace the harness made and give such daemons 5 s to go on their own.
       if (!this.opts.workspace) {
-        fs.rmSync(this.workspace, { recursive: true, force: true });
+        // maxRetries: a daemon may still be writing into .mam/ (ENOTEMPTY on the first try).
+        fs.rmSync(this.workspace, { recursive: true, force: true, maxRetries: 5 });
         await waitUntil(() => markedProcesses(this.id).length === 0, 5_000);
       }
       const leftovers = killMarked(this.id);
@@ -335,6 +352,7 @@ async function runTests(run) {
 async function runUi(run) {
   const { page, opts } = run;
   const started = Date.now();
+  let webviewFailed = false;
   await page.goto(run.url(false), { waitUntil: 'domcontentloaded' });
   try {
     await page.locator('.monaco-workbench .part.activitybar').waitFor({ timeout: 60_000 });
@@ -357,12 +375,13 @@ async function runUi(run) {
       log(`webview content: ${JSON.stringify(text.slice(0, 300))}`);
       await page.screenshot({ path: opts['webview-shot'] });
       log(`screenshot ${opts['webview-shot']}`);
+      webviewFailed = await webviewChecks(run);
     }
     for (const spec of opts['row-action'] ?? []) {
       const [row, action, input] = spec.split('::');
       await clickRowAction(page, row, action, input);
     }
-    return EXIT.pass;
+    return webviewFailed ? EXIT.fail : EXIT.pass;
   } catch (err) {
     if (stopping) return stopped();
     const errorShot = opts.shot.replace(/(\.png)?$/, '.error.png');
@@ -370,6 +389,35 @@ async function runUi(run) {
     log(`UI check failed: ${err.message.split('\n')[0]} (page at that moment: ${errorShot})`);
     return EXIT.harness;
   }
+}
+
+/** --webview-expect, then --theme and --contrast: each theme in turn (or the current one), a screenshot and the measured contrast; true if any check failed. */
+async function webviewChecks(run) {
+  const { page, opts } = run;
+  const frame = await webviewFrame(page, opts['webview-selector'], 30_000);
+  let failed = false;
+  for (const spec of opts['webview-expect'] ?? []) {
+    const absent = spec.startsWith('!');
+    const count = await frame.locator(absent ? spec.slice(1) : spec).count();
+    const ok = absent ? count === 0 : count > 0;
+    log(`webview ${ok ? 'shows' : 'FAILED:'} ${absent ? `nothing matching ${spec.slice(1)}` : spec}${ok ? '' : ` (${count} found)`}`);
+    failed ||= !ok;
+  }
+  for (const theme of opts.theme ?? [undefined]) {
+    if (theme) {
+      await pickColorTheme(page, frame, theme);
+      await page.evaluate(() => document.fonts.ready);
+      const shot = opts['webview-shot'].replace(/(\.png)?$/, `.${theme.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`);
+      await page.screenshot({ path: shot });
+      log(`screenshot ${shot} (theme ${theme})`);
+    }
+    if (!opts.contrast?.length) continue;
+    const { theme: shown, lines, failures } = await measureContrast(frame, opts.contrast);
+    for (const line of lines) log(`contrast [${shown}] ${line}`);
+    for (const failure of failures) log(`contrast [${shown}] FAILED ${failure}`);
+    failed ||= failures.length > 0;
+  }
+  return failed;
 }
 
 /**

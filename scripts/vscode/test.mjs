@@ -21,6 +21,8 @@ const passes = [
 ].filter((p) => file === undefined || p.holds(file.replace(/\.test(\.[jt]s)?$/, '')));
 
 for (const pass of passes) {
-  const r = spawnSync(process.execPath, [run, 'test', '--tests', 'out/test/vscode/suite/index.js', ...(pass.trust ? ['--trust'] : []), ...args], { stdio: 'inherit' });
+  // The whole trusted pass runs real loops and agents: 15 minutes, unless --timeout says otherwise.
+  const timeout = args.includes('--timeout') ? [] : ['--timeout', '900'];
+  const r = spawnSync(process.execPath, [run, 'test', '--tests', 'out/test/vscode/suite/index.js', ...timeout, ...(pass.trust ? ['--trust'] : []), ...args], { stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

@@ -24,6 +24,8 @@ import { reconcile, sessionStatus, type ReconcileReport, type SessionState } fro
 import type { AuditEntry } from './store/auditLog';
 import type { SessionRow } from './store/sessionSchema';
 import { LoopRunner, type LoopRequest } from './loop/loopRunner';
+import { cancelLoop } from './loop/loopCancel';
+import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker, type EmbeddedBrokerStatus } from './messaging/embeddedBroker';
 import type { NamedScreen } from './mux/inject';
 import { resumeAll, type RecoveredSession } from './recovery';
 import { runDemo, type DemoSummary } from './demo/demo';
@@ -358,6 +360,22 @@ export class WorkspaceEngine extends DisposableBase {
   /** Runs a review loop here, reporting every step; resolves when it ends. */
   async runLoop(request: Omit<LoopRequest, 'baseDir'>, onProgress?: (message: string) => void): Promise<LoopState> {
     this.requireTrust('run a review loop');
+    return this.followLoop((runner) => runner.start({ ...request, baseDir: this.workspace }), onProgress);
+  }
+
+  /** Continues here a loop whose run stopped midway (its process died), without repeating finished jobs. */
+  async resumeLoop(id: string, onProgress?: (message: string) => void): Promise<LoopState> {
+    this.requireTrust('resume a review loop');
+    return this.followLoop((runner) => runner.resume(id), onProgress);
+  }
+
+  /** Cancels a running loop and its open jobs, wherever it runs (loop/loopCancel.ts). */
+  async cancelLoop(id: string): Promise<{ loop: LoopState; changed: boolean }> {
+    this.requireTrust('cancel a review loop');
+    return cancelLoop(this.jobs, this.loopStore, id);
+  }
+
+  private async followLoop(run: (runner: LoopRunner) => Promise<LoopState>, onProgress?: (message: string) => void): Promise<LoopState> {
     await this.start();
     const runner = new LoopRunner(this.jobs, this.options.logger);
     const sub = runner.onDidProgress(({ loop, message }) => {
@@ -365,11 +383,33 @@ export class WorkspaceEngine extends DisposableBase {
       onProgress?.(message);
     });
     try {
-      return await runner.start({ ...request, baseDir: this.workspace });
+      return await run(runner);
     } finally {
       sub.dispose();
       runner.dispose();
     }
+  }
+
+  /** The workspace's embedded broker as its files and the process table say; undefined when the folder uses a broker of its own. */
+  embeddedBroker(): EmbeddedBrokerStatus | undefined {
+    if (!this.options.trusted || externalBroker(this.config)) return undefined;
+    return embeddedBrokerStatus(this.controlPlane.paths);
+  }
+
+  /** Starts the embedded broker (reusing one that runs) and connects; the engine's client reconnects by itself after a stop. */
+  async startBroker(): Promise<{ started: boolean; port: number }> {
+    this.requireTrust('start a broker');
+    const external = externalBroker(this.config);
+    if (external) throw new UsageError(`this folder uses the broker at ${external.host}:${external.port}; MAM runs none of its own here`);
+    const handle = await startEmbeddedBroker(this.controlPlane.paths, this.options.logger, { env: this.options.env, cliPath: this.options.cliPath });
+    await this.start();
+    return { started: handle.started, port: handle.endpoint.port };
+  }
+
+  /** Stops the embedded broker; agents' events wait in their outboxes until it runs again. */
+  async stopBroker(): Promise<{ stopped: boolean; pid: number | null }> {
+    this.requireTrust('stop the broker');
+    return stopEmbeddedBroker(this.controlPlane.paths, { logger: this.options.logger });
   }
 
   /**

@@ -4,6 +4,7 @@ export const Commands = {
   stopSession: 'mam.stopSession',
   resumeSession: 'mam.resumeSession',
   resumeAllSessions: 'mam.resumeAllSessions',
+  stopAllSessions: 'mam.stopAllSessions',
   attachSession: 'mam.attachSession',
   sendMessage: 'mam.sendMessage',
   purgeConversation: 'mam.purgeConversation',
@@ -19,6 +20,8 @@ export const Commands = {
   configureBroker: 'mam.configureBroker',
   startMonitor: 'mam.startMonitor',
   stopMonitor: 'mam.stopMonitor',
+  startBroker: 'mam.startBroker',
+  stopBroker: 'mam.stopBroker',
   runDoctor: 'mam.runDoctor',
   openControlPlane: 'mam.openControlPlane',
   refresh: 'mam.refresh',
@@ -26,6 +29,9 @@ export const Commands = {
   reviewOnly: 'mam.reviewOnly',
   openReport: 'mam.openReport',
   openChanges: 'mam.openChanges',
+  openChangesSinceLastRound: 'mam.openChangesSinceLastRound',
+  resumeLoop: 'mam.resumeLoop',
+  cancelLoop: 'mam.cancelLoop',
   openSnapshotDiff: 'mam.openSnapshotDiff',
   runDemo: 'mam.runDemo',
   addToGitignore: 'mam.addToGitignore',
@@ -35,6 +41,9 @@ export const Commands = {
 /** Context keys for `when` clauses, all under `mam.`. */
 export const ContextKeys = {
   monitoring: 'mam.monitoring',
+  /** Some folder's embedded broker runs / is stopped (neither: every folder uses a broker of its own). */
+  brokerRunning: 'mam.broker.running',
+  brokerStopped: 'mam.broker.stopped',
 } as const;
 
 export const Views = {

@@ -7,12 +7,15 @@ import type { JobChange } from '../core/jobs/jobLedger';
 import type { JobRecord } from '../core/jobs/jobSchema';
 import type { EventPayload } from '../core/messaging/protocol';
 import { BROKER_PASSWORD_SECRET } from './commandIds';
+import { JobsModel } from './jobsModel';
 import { DisposableBase } from './lifecycle';
 
-/** One workspace folder and its engine. */
+/** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {
   folder: vscode.WorkspaceFolder;
   engine: WorkspaceEngine;
+  /** Each change of a job once, with the job that changed. */
+  jobs: JobsModel;
 }
 
 type EngineModule = typeof import('../engine');
@@ -25,6 +28,9 @@ type BrokerSecret = import('../engine').BrokerSecret;
  */
 export class EngineHost extends DisposableBase {
   private readonly changed = this._register(new vscode.EventEmitter<void>());
+  private readonly reset = this._register(new vscode.EventEmitter<void>());
+  /** The engines were rebuilt or their jobs re-read from disk: views showing jobs read them all again. */
+  readonly onDidReset = this.reset.event;
   private readonly jobChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; change: JobChange }>());
   private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
   private readonly loopChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; loopId: string }>());
@@ -34,6 +40,7 @@ export class EngineHost extends DisposableBase {
   readonly onDidLoseSessions = this.sessionsLost.event;
   /** Sessions or jobs changed somewhere: views re-read from the engines (which cache). */
   readonly onDidChange = this.changed.event;
+  /** A job appeared or changed, in some folder: once per change (the folders' JobsModels drop echoes). */
   readonly onDidChangeJob = this.jobChanged.event;
   readonly onDidApplyEvent = this.eventApplied.event;
   private engines: FolderEngine[] = [];
@@ -85,6 +92,7 @@ export class EngineHost extends DisposableBase {
     this.disposeEngines();
     this.building = this.build();
     const engines = await this.building;
+    this.reset.fire();
     this.changed.fire();
     return engines;
   }
@@ -104,7 +112,11 @@ export class EngineHost extends DisposableBase {
 
   /** Tells the views something changed (after a command). */
   refresh(): void {
-    for (const { engine } of this.engines) engine.reloadJobs();
+    for (const { engine, jobs } of this.engines) {
+      engine.reloadJobs();
+      jobs.forget();
+    }
+    this.reset.fire();
     this.changed.fire();
   }
 
@@ -123,10 +135,12 @@ export class EngineHost extends DisposableBase {
         cliPath: path.join(this.context.extensionPath, 'dist', 'cli.js'),
         trusted,
       });
+      const jobs = new JobsModel((listener) => engine.onDidChangeJob(listener), engine);
       this.engineSubscriptions.push(
         engine,
+        jobs,
         engine.onDidChangeSessions(() => this.changed.fire()),
-        engine.onDidChangeJob((change) => {
+        jobs.onDidChangeJob((change) => {
           this.jobChanged.fire({ folder, change });
           this.changed.fire();
         }),
@@ -137,7 +151,7 @@ export class EngineHost extends DisposableBase {
           this.changed.fire();
         }),
       );
-      return { folder, engine };
+      return { folder, engine, jobs };
     });
     this.engines = engines;
     const autoStart = vscode.workspace.getConfiguration('mam').get<boolean>('monitor.autoStart', true);

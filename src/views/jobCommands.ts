@@ -1,14 +1,16 @@
 import * as vscode from 'vscode';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
+import type { Notifier } from './notifications';
 import { isOpen } from './jobItems';
 import { jobLogUri } from './jobLogDocument';
-import { pickJob, pickSession, reportErrors, type JobRef, type SessionRef } from './picks';
+import { runSteps } from './multiStep';
+import { pickJob, reportErrors, sessionItems, sessionOf, type JobRef, type SessionItem, type SessionRef } from './picks';
 
 /** Jobs: delegate, cancel, show the log, open the brief, verify. */
-export function registerJobCommands(host: EngineHost): vscode.Disposable[] {
+export function registerJobCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef) => reportErrors('delegating the job', () => delegate(host, ref))),
+    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef) => reportErrors('delegating the job', () => delegate(host, notifier, ref))),
 
     vscode.commands.registerCommand(Commands.cancelJob, (ref?: JobRef) =>
       reportErrors('cancelling the job', async () => {
@@ -56,41 +58,46 @@ export function registerJobCommands(host: EngineHost): vscode.Disposable[] {
   ];
 }
 
-/** Delegate Job: pick a session, take the task from an input box, the selection, or a file. */
-async function delegate(host: EngineHost, ref: SessionRef | undefined): Promise<void> {
-  const picked = await pickSession(host, ref, (r) => r.status === 'running', 'Delegate Job');
-  if (!picked) return;
+/** Delegate Job: the session (unless a row named it), where the task comes from, the task. */
+async function delegate(host: EngineHost, notifier: Notifier, ref: SessionRef | undefined): Promise<void> {
+  const named = await sessionOf(host, ref);
+  const sessions = named ? [] : await sessionItems(host, (r) => r.status === 'running', 'Delegate Job');
+  if (!named && sessions.length === 0) return;
   const selection = vscode.window.activeTextEditor?.document.getText(vscode.window.activeTextEditor.selection) ?? '';
-  const source = await vscode.window.showQuickPick(
-    [
-      { label: '$(edit) Type the task', value: 'input' as const },
-      ...(selection.trim() ? [{ label: '$(selection) Use the editor selection', description: `${selection.length} characters`, value: 'selection' as const }] : []),
-      { label: '$(file) Use a file…', description: 'any language, any length', value: 'file' as const },
-    ],
-    { title: `Delegate Job to ${picked.row.name}: the task` },
-  );
-  if (!source) return;
+  const sources = [
+    { label: '$(edit) Type the task', value: 'input' as const },
+    ...(selection.trim() ? [{ label: '$(selection) Use the editor selection', description: `${selection.length} characters`, value: 'selection' as const }] : []),
+    { label: '$(file) Use a file…', description: 'any language, any length', value: 'file' as const },
+  ];
+  const chosen: { session?: SessionItem; source?: (typeof sources)[number]; prompt?: string } = {};
+  const target = () => named ?? chosen.session!;
+  const done = await runSteps(named ? `Delegate Job to ${named.row.name}` : 'Delegate Job', [
+    {
+      when: () => !named,
+      run: async (input) => void (chosen.session = await input.pick({ placeholder: 'The session to do it (running sessions)', items: sessions, active: chosen.session, matchOnDescription: true })),
+    },
+    { run: async (input) => void (chosen.source = await input.pick({ placeholder: `Where the task for ${target().row.name} comes from`, items: sources, active: chosen.source })) },
+    {
+      when: () => !chosen.source || chosen.source.value === 'input',
+      run: async (input) =>
+        void (chosen.prompt = await input.input({
+          placeholder: `The task for ${target().row.name}`,
+          prompt: 'The agent gets a short line pointing at a brief holding this task and the reporting commands.',
+          value: chosen.prompt,
+          validate: (v) => (v.trim() ? undefined : 'Describe the task.'),
+        })),
+    },
+  ]);
+  if (!done) return;
+  const picked = target();
   let request: { prompt: string } | { briefFile: string };
-  if (source.value === 'input') {
-    const prompt = await vscode.window.showInputBox({ title: `Task for ${picked.row.name}`, prompt: 'The agent gets a short line pointing at a brief holding this task and the reporting commands.', validateInput: (v) => (v.trim() ? undefined : 'Describe the task.') });
-    if (prompt === undefined) return;
-    request = { prompt };
-  } else if (source.value === 'selection') {
-    request = { prompt: selection };
-  } else {
-    const files = await vscode.window.showOpenDialog({ canSelectMany: false, title: 'The task file', defaultUri: picked.fe.folder.uri });
+  if (chosen.source!.value === 'input') request = { prompt: chosen.prompt! };
+  else if (chosen.source!.value === 'selection') request = { prompt: selection };
+  else {
+    const files = await vscode.window.showOpenDialog({ canSelectMany: false, title: 'The task file', openLabel: 'Delegate', defaultUri: picked.fe.folder.uri });
     if (!files?.[0]) return;
     request = { briefFile: files[0].fsPath };
   }
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: delivering the job to ${picked.row.name}…` }, async () => {
-    await picked.fe.engine.start();
-    return picked.fe.engine.delegate({ session: picked.row.name, ...request });
-  });
-  const job = result.job;
-  const folderIndex = picked.fe.folder.index;
-  if (isOpen(job)) {
-    void vscode.window.showInformationMessage(`MAM: job delivered to ${picked.row.name}.`, 'Show Log').then((a) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: job.id }));
-  } else {
-    void vscode.window.showWarningMessage(`MAM: the job was not delivered: ${job.state} (${job.reason ?? '-'}).`, 'Show Log').then((a) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: job.id }));
-  }
+  // One notification from delivery to the job's end, then one message with the outcome (the Notifier's policy).
+  await notifier.delegate(picked.fe, { session: picked.row.name, ...request });
 }

@@ -2,11 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { printable } from '../core/base/ids';
+import type { LoopState } from '../core/loop/loopState';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
+import { runSteps } from './multiStep';
 import { pickFolder, reportErrors } from './picks';
 import type { ReportPanels } from './reportPanel';
-import { openSnapshotDiff } from './snapshotDocuments';
+import { openRoundChanges, openSnapshotDiff } from './snapshotDocuments';
 
 /** What Run Review Loop / Review Only accept when called with arguments (scripts, tests). */
 export interface LoopArgs {
@@ -41,49 +44,63 @@ export function registerLoopCommands(host: EngineHost, reports: ReportPanels): v
     vscode.commands.registerCommand(Commands.openChanges, (ref?: LoopRef & { round?: number }) =>
       reportErrors('opening the changes', async () => {
         const picked = ref ?? (await pickLoop(host));
-        if (!picked) return;
-        const fe = host.byFolderIndex(picked.folderIndex);
-        const loop = fe?.engine.loop(picked.loopId);
-        const round = ref?.round !== undefined ? loop?.rounds.find((r) => r.n === ref.round) : loop?.rounds.at(-1);
-        if (!fe || !loop || !round) throw new Error('that loop has no review round yet');
-        const files = await fe.engine.changedFiles(round.identity, loop.checkout);
-        if (files.length === 0) return void vscode.window.showInformationMessage(`MAM: round ${round.n} changed no file.`);
-        // One diff tab per changed file (bounded; the Loops view lists them all).
-        for (const file of files.slice(0, 12)) await openSnapshotDiff(host, picked.folderIndex, picked.loopId, round.n, file.path);
-        if (files.length > 12) void vscode.window.showInformationMessage(`MAM: opened 12 of ${files.length} changed files; the Loops view lists the rest.`);
+        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, ref?.round, 'base');
+      }),
+    ),
+
+    vscode.commands.registerCommand(Commands.openChangesSinceLastRound, (ref?: LoopRef & { round?: number }) =>
+      reportErrors('opening the changes', async () => {
+        const picked = ref ?? (await pickLoop(host));
+        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, ref?.round, 'previous');
       }),
     ),
 
     vscode.commands.registerCommand(Commands.openSnapshotDiff, (ref: LoopRef & { round: number; path: string }) =>
       reportErrors('opening the diff', () => openSnapshotDiff(host, ref.folderIndex, ref.loopId, ref.round, ref.path)),
     ),
+
+    vscode.commands.registerCommand(Commands.resumeLoop, (ref?: LoopRef) => reportErrors('resuming the loop', () => resumeLoop(host, reports, ref))),
+
+    vscode.commands.registerCommand(Commands.cancelLoop, (ref?: LoopRef) =>
+      reportErrors('cancelling the loop', async () => {
+        const picked = ref ?? (await pickLoop(host, (l) => l.status === 'running', 'Cancel Loop'));
+        const fe = picked && host.byFolderIndex(picked.folderIndex);
+        const loop = picked && fe?.engine.loop(picked.loopId);
+        if (!fe || !loop) return;
+        if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” had already ended (${loop.status}).`);
+        const yes = 'Cancel Loop';
+        const answer = await vscode.window.showWarningMessage(
+          `Cancel the review loop “${loopTitle(loop)}”?`,
+          { modal: true, detail: 'Its open jobs are cancelled (each agent finishes its current turn), and the loop cannot be resumed.' },
+          yes,
+        );
+        if (answer !== yes) return;
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MAM: cancelling the loop…' }, () => fe.engine.cancelLoop(loop.id));
+      }),
+    ),
   ];
 }
 
-async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: boolean, args: LoopArgs | undefined): Promise<void> {
-  const fe = args?.folderIndex !== undefined ? host.byFolderIndex(args.folderIndex) : await pickFolder(host);
-  if (!fe) return;
-  const request = args ?? (await askLoop(fe, reviewOnly));
-  if (!request) return;
-  const title = reviewOnly ? 'MAM: review' : 'MAM: review loop';
+/** Follows a loop this window runs: a cancellable progress notification, and the report opened beside. */
+async function followLoop(fe: FolderEngine, reports: ReportPanels, title: string, knownId: string | undefined, run: (onProgress: (message: string) => void) => Promise<unknown>): Promise<void> {
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
-    let loopId: string | undefined;
+    let loopId = knownId;
+    let cancelled = false;
+    const cancel = () => void (loopId && fe.engine.cancelLoop(loopId).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: cancelling the loop failed: ${(err as Error).message}`)));
+    if (loopId) reports.show(fe.folder.index, loopId);
     const sub = fe.engine.onDidChangeLoop(({ loop }) => {
-      if (!loopId) {
-        loopId = loop.id;
-        reports.show(fe.folder.index, loop.id);
-      }
+      if (loopId) return;
+      loopId = loop.id;
+      reports.show(fe.folder.index, loop.id);
+      if (cancelled) cancel();
     });
-    // Cancelling cancels the loop's open jobs; the loop then ends on the step that was waiting.
+    // Cancelling cancels the loop (and its open jobs) as Cancel Loop does.
     token.onCancellationRequested(() => {
-      const loop = loopId ? fe.engine.loop(loopId) : undefined;
-      for (const step of loop?.steps ?? []) {
-        const job = fe.engine.job(step.job_id);
-        if (job && ['registered', 'dispatched', 'started'].includes(job.state)) void fe.engine.cancelJob(job.id);
-      }
+      cancelled = true;
+      cancel();
     });
     try {
-      return await fe.engine.runLoop({ task: request.task, creator: request.creator, reviewOnly, ...(request.reviewers?.length ? { reviewers: request.reviewers } : {}), ...(request.allReviewers ? { allReviewers: true } : {}), ...(request.planner ? { planner: request.planner } : {}), ...(request.worktree ? { worktree: request.worktree } : {}) }, (message) => progress.report({ message }));
+      await run((message) => progress.report({ message }));
     } finally {
       sub.dispose();
     }
@@ -91,44 +108,116 @@ async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: bool
   // The Notifier announces how it ended, as it does for loops run anywhere else.
 }
 
-/** Creator, reviewers (or all of them), planner, and the task from an input box or the selection. */
+async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: boolean, args: LoopArgs | undefined): Promise<void> {
+  const fe = args?.folderIndex !== undefined ? host.byFolderIndex(args.folderIndex) : await pickFolder(host);
+  if (!fe) return;
+  const request = args ?? (await askLoop(fe, reviewOnly));
+  if (!request) return;
+  await followLoop(fe, reports, reviewOnly ? 'MAM: review' : 'MAM: review loop', undefined, (onProgress) =>
+    fe.engine.runLoop({ task: request.task, creator: request.creator, reviewOnly, ...(request.reviewers?.length ? { reviewers: request.reviewers } : {}), ...(request.allReviewers ? { allReviewers: true } : {}), ...(request.planner ? { planner: request.planner } : {}), ...(request.worktree ? { worktree: request.worktree } : {}) }, onProgress),
+  );
+}
+
+/** Resume Loop: a loop whose run stopped midway (its process died) continues here; a live one is left alone. */
+async function resumeLoop(host: EngineHost, reports: ReportPanels, ref: LoopRef | undefined): Promise<void> {
+  const picked = ref ?? (await pickLoop(host, (l) => l.status === 'running' && !liveRunner(l), 'Resume Loop'));
+  const fe = picked && host.byFolderIndex(picked.folderIndex);
+  const loop = picked && fe?.engine.loop(picked.loopId);
+  if (!fe || !loop) return;
+  if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” has ended (${loop.status}); nothing to resume.`);
+  const runner = liveRunner(loop);
+  if (runner) return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” is running in ${runner}; nothing to resume.`);
+  await followLoop(fe, reports, 'MAM: review loop', loop.id, (onProgress) => fe.engine.resumeLoop(loop.id, onProgress));
+}
+
+/** The loop's title (its task's first line, for loops recorded before titles), printable and short, for messages. */
+function loopTitle(loop: LoopState): string {
+  return printable(loop.title ?? loop.task.split('\n')[0]!.trim(), 60);
+}
+
+/** Who runs a loop: a live process (this window's included) or another host; undefined when its run has stopped midway. */
+function liveRunner(loop: LoopState): string | undefined {
+  const owner = loop.owner;
+  if (loop.status !== 'running' || !owner) return undefined;
+  if (owner.host !== os.hostname()) return `a process on ${printable(owner.host, 40)}`;
+  if (owner.pid === process.pid) return 'this window';
+  try {
+    process.kill(owner.pid, 0);
+    return `process ${owner.pid}`;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? `process ${owner.pid}` : undefined;
+  }
+}
+
+/** Creator, reviewers (or all of them), planner (when there is one), and the task, the selection by default. */
 async function askLoop(fe: FolderEngine, reviewOnly: boolean): Promise<LoopArgs | undefined> {
   const running = (await fe.engine.listSessions()).filter((s) => s.status === 'running');
   if (running.length === 0) {
     void vscode.window.showWarningMessage('MAM: no running session. Create a creator and reviewers first.', 'Create Session').then((a) => a && vscode.commands.executeCommand(Commands.createSession));
     return undefined;
   }
-  const creator = await vscode.window.showQuickPick(running.map((s) => ({ label: s.name, description: `${s.agent} · ${s.role}` })), { title: `${reviewOnly ? 'Review Only' : 'Run Review Loop'}: the creator (${reviewOnly ? 'fixes what reviewers find' : 'implements and fixes'})` });
-  if (!creator) return undefined;
-  const candidates = running.filter((s) => s.name !== creator.label);
+  const sessionItem = (s: (typeof running)[number]) => ({ label: s.name, description: `${s.agent} · ${s.role}` });
+  const creators = running.map(sessionItem);
+  const chosen: { creator?: (typeof creators)[number]; reviewers?: Array<vscode.QuickPickItem & { all: boolean }>; planner?: vscode.QuickPickItem; task?: string } = {};
+  const others = () => running.filter((s) => s.name !== chosen.creator?.label);
+  const planners = () => others().filter((s) => s.role === 'planner');
   const ALL = '$(organization) All reviewers';
-  const picked = await vscode.window.showQuickPick(
-    [{ label: ALL, description: 'every running reviewer session but the creator', all: true }, ...candidates.map((s) => ({ label: s.name, description: `${s.agent} · ${s.role}`, picked: s.role === 'reviewer', all: false }))],
-    { title: 'Reviewers (none: the creator reviews its own work)', canPickMany: true },
-  );
-  if (!picked) return undefined;
-  let planner: string | undefined;
-  if (!reviewOnly && candidates.some((s) => s.role === 'planner')) {
-    const p = await vscode.window.showQuickPick([{ label: 'No planner' }, ...candidates.filter((s) => s.role === 'planner').map((s) => ({ label: s.name, description: s.agent }))], { title: 'A planner to write a plan first?' });
-    if (!p) return undefined;
-    if (p.label !== 'No planner') planner = p.label;
-  }
+  const NO_PLANNER = 'No planner';
   const selection = vscode.window.activeTextEditor?.document.getText(vscode.window.activeTextEditor.selection) ?? '';
-  const task = await vscode.window.showInputBox({ title: reviewOnly ? 'What should the reviewers check?' : 'The task', value: selection.trim() ? selection : undefined, validateInput: (v) => (v.trim() ? undefined : 'Describe the task.') });
-  if (!task) return undefined;
+  const done = await runSteps(reviewOnly ? 'Review Only' : 'Run Review Loop', [
+    {
+      run: async (input) => {
+        const creator = await input.pick({ placeholder: `The creator: ${reviewOnly ? 'fixes what reviewers find' : 'implements and fixes'}`, items: creators, active: chosen.creator ?? creators.find((c) => c.description.endsWith('· creator')), matchOnDescription: true });
+        if (creator !== chosen.creator) chosen.reviewers = undefined;
+        chosen.creator = creator;
+      },
+    },
+    {
+      run: async (input) => {
+        const before = new Set(chosen.reviewers?.map((r) => r.label));
+        const items = [
+          { label: ALL, description: 'every running reviewer session but the creator', all: true, picked: before.has(ALL) },
+          ...others().map((s) => ({ ...sessionItem(s), all: false, picked: chosen.reviewers ? before.has(s.name) : s.role === 'reviewer' })),
+        ];
+        chosen.reviewers = await input.pickMany({ placeholder: 'The reviewers (none: the creator reviews its own work)', items, matchOnDescription: true });
+      },
+    },
+    {
+      when: () => !reviewOnly && planners().length > 0,
+      run: async (input) => {
+        const items = [{ label: NO_PLANNER }, ...planners().map((s) => ({ label: s.name, description: s.agent }))];
+        chosen.planner = await input.pick({ placeholder: 'A planner to write a plan first?', items, active: items.find((i) => i.label === chosen.planner?.label) });
+      },
+    },
+    {
+      run: async (input) =>
+        void (chosen.task = await input.input({
+          placeholder: reviewOnly ? 'What should the reviewers check?' : 'The task, e.g. Add input validation to the signup form',
+          prompt: selection.trim() && chosen.task === undefined ? 'From the editor selection; edit it as you like.' : undefined,
+          value: chosen.task ?? (selection.trim() ? selection : undefined),
+          validate: (v) => (v.trim() ? undefined : 'Describe the task.'),
+        })),
+    },
+  ]);
+  if (!done) return undefined;
+  const picked = chosen.reviewers!;
   const all = picked.some((p) => p.all);
-  return { creator: creator.label, task, ...(all ? { allReviewers: true } : { reviewers: picked.filter((p) => !p.all).map((p) => p.label) }), ...(planner ? { planner } : {}) };
+  const planner = !reviewOnly && chosen.planner && chosen.planner.label !== NO_PLANNER && planners().length > 0 ? chosen.planner.label : undefined;
+  return { creator: chosen.creator!.label, task: chosen.task!, ...(all ? { allReviewers: true } : { reviewers: picked.filter((p) => !p.all).map((p) => p.label) }), ...(planner ? { planner } : {}) };
 }
 
-async function pickLoop(host: EngineHost): Promise<LoopRef | undefined> {
+async function pickLoop(host: EngineHost, filter: (loop: LoopState) => boolean = () => true, title = 'Which loop?'): Promise<LoopRef | undefined> {
   const engines = await host.ready();
-  const loops = engines.flatMap((fe) => fe.engine.listLoops().map((l) => ({ fe, l })));
+  const loops = engines.flatMap((fe) => fe.engine.listLoops().filter(filter).map((l) => ({ fe, l })));
   if (loops.length === 0) {
-    void vscode.window.showInformationMessage('MAM: no review loop yet.');
+    void vscode.window.showInformationMessage(title === 'Which loop?' ? 'MAM: no review loop yet.' : `MAM: no loop to ${title.toLowerCase()}.`);
     return undefined;
   }
-  if (loops.length === 1) return { folderIndex: loops[0]!.fe.folder.index, loopId: loops[0]!.l.id };
-  const pick = await vscode.window.showQuickPick(loops.map(({ fe, l }) => ({ label: l.task.split('\n')[0]!, description: `${l.status} · ${l.rounds.length} rounds`, detail: l.id, ref: { folderIndex: fe.folder.index, loopId: l.id } })), { title: 'Which loop?' });
+  if (loops.length === 1 && title === 'Which loop?') return { folderIndex: loops[0]!.fe.folder.index, loopId: loops[0]!.l.id };
+  const pick = await vscode.window.showQuickPick(
+    loops.map(({ fe, l }) => ({ label: loopTitle(l), description: `${l.status} · ${l.rounds.length} round${l.rounds.length === 1 ? '' : 's'}`, detail: l.id, ref: { folderIndex: fe.folder.index, loopId: l.id } })),
+    { title, placeHolder: 'Pick a review loop (newest first)', matchOnDetail: true },
+  );
   return pick?.ref;
 }
 

@@ -1,10 +1,12 @@
 import * as vscode from 'vscode';
+import { printable } from '../core/base/ids';
+import { loopTitle } from '../core/jobs/title';
 import type { LoopRound, LoopState } from '../core/loop/loopState';
 import type { ChangedFile } from '../core/loop/snapshot';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
-import { escape } from './jobItems';
 import { DisposableBase } from './lifecycle';
+import { codeSpan, markdownLines, markdownText } from './markdown';
 
 export type LoopsNode =
   | { kind: 'loop'; folderIndex: number; loopId: string }
@@ -77,12 +79,13 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     const ref = { folderIndex: node.folderIndex, loopId: node.loopId };
     switch (node.kind) {
       case 'loop': {
-        const item = new vscode.TreeItem(loop.task.split('\n')[0]!.slice(0, 80), loop.status === 'running' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+        const item = new vscode.TreeItem(printable(loopTitle(loop), 80), loop.status === 'running' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
         const [icon, color] = LOOP_LOOK[loop.status];
         item.id = id;
         item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-        item.description = `${loop.status}${loop.reason ? ` (${loop.reason})` : ''} · ${loop.rounds.length} round${loop.rounds.length === 1 ? '' : 's'}`;
-        item.tooltip = new vscode.MarkdownString(`**${escape(loop.task.split('\n')[0]!)}**\n\n- loop \`${loop.id}\`\n- creator ${escape(loop.creator)}, reviewers ${escape(loop.reviewers.join(', '))}\n- checkout \`${escape(loop.checkout)}\`, base \`${loop.base.slice(0, 12)}\``);
+        // State first, then the rounds, then why it ended (the longest part, cut first by a narrow sidebar).
+        item.description = `${loop.status} · ${loop.rounds.length} round${loop.rounds.length === 1 ? '' : 's'}${loop.reason ? ` · ${printable(loop.reason, 80)}` : ''}`;
+        item.tooltip = loopTooltip(loop);
         item.contextValue = `mam.loop.${loop.status}`;
         item.command = { command: Commands.openReport, title: 'Open Report', arguments: [ref] };
         return item;
@@ -94,7 +97,7 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
         item.id = `${id}:r${round.n}`;
         item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
         item.description = `${label} · tree ${round.identity.tree.slice(0, 8)}`;
-        item.tooltip = `base ${round.identity.base}\nhead ${round.identity.head}\ntree ${round.identity.tree}${round.rebut ? `\nrebuttal: ${round.rebut}` : ''}`;
+        item.tooltip = roundTooltip(round);
         item.contextValue = 'mam.round';
         return item;
       }
@@ -141,4 +144,24 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     }
     return files;
   }
+}
+
+/** Names, paths and IDs in code spans (never escaped inside), the task as plain text: no stray backslashes. */
+function loopTooltip(loop: LoopState): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  const title = loopTitle(loop);
+  md.appendMarkdown(`**${markdownText(title, 200)}**\n\n`);
+  // The whole task under its title (the row shows only the title).
+  if (loop.task.trim() !== title) md.appendMarkdown(`${markdownLines(loop.task)}\n\n`);
+  md.appendMarkdown(`- loop ${codeSpan(loop.id)}\n`);
+  md.appendMarkdown(`- creator ${codeSpan(loop.creator)}, ${loop.reviewers.length === 1 ? 'reviewer' : 'reviewers'} ${loop.reviewers.map((r) => codeSpan(r)).join(', ')}\n`);
+  md.appendMarkdown(`- checkout ${codeSpan(loop.checkout)}, base ${codeSpan(loop.base.slice(0, 12))}\n`);
+  return md;
+}
+
+function roundTooltip(round: LoopRound): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`- base ${codeSpan(round.identity.base)}\n- head ${codeSpan(round.identity.head)}\n- tree ${codeSpan(round.identity.tree)}\n`);
+  if (round.rebut) md.appendMarkdown(`\n**Rebuttal:** ${markdownText(round.rebut, 600)}\n`);
+  return md;
 }

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { nameProblem } from '../core/base/ids';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
+import { runSteps } from './multiStep';
 import { pickFolder, pickJob, reportErrors, type JobRef } from './picks';
 
 /** A person as an assignee (`human:NAME`): delegate to them, and let them start and complete it here. */
@@ -12,15 +13,19 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
       reportErrors('delegating the task', async () => {
         const fe = await pickFolder(host);
         if (!fe) return;
-        const name = await vscode.window.showInputBox({
-          title: 'Delegate to a Person (1/2): who?',
-          prompt: 'Their name, as MAM shows it (letters, digits, ".", "_", "-").',
-          value: state.get<string>('mam.person.last', ''),
-          validateInput: (v) => nameProblem(v.trim(), 'the name'),
-        });
-        if (name === undefined) return;
-        const prompt = await vscode.window.showInputBox({ title: `Delegate to a Person (2/2): the task for ${name.trim()}`, prompt: 'It goes into the job’s brief; they start and complete it from the Jobs view.', validateInput: (v) => (v.trim() ? undefined : 'Describe the task.') });
-        if (prompt === undefined) return;
+        const chosen: { name?: string; prompt?: string } = { name: state.get<string>('mam.person.last', '') || undefined };
+        const done = await runSteps('Delegate to a Person', [
+          {
+            run: async (input) =>
+              void (chosen.name = await input.input({ placeholder: 'Who? Their name, e.g. alice', prompt: 'As MAM shows it: letters, digits, ".", "_", "-".', value: chosen.name, validate: (v) => nameProblem(v.trim(), 'the name') })),
+          },
+          {
+            run: async (input) =>
+              void (chosen.prompt = await input.input({ placeholder: `The task for ${chosen.name!.trim()}`, prompt: 'It goes into the job’s brief; they start and complete it from the Jobs view.', value: chosen.prompt, validate: (v) => (v.trim() ? undefined : 'Describe the task.') })),
+          },
+        ]);
+        if (!done) return;
+        const [name, prompt] = [chosen.name!, chosen.prompt!];
         await state.update('mam.person.last', name.trim());
         await fe.engine.start();
         const { job } = await fe.engine.delegate({ session: `human:${name.trim()}`, prompt });

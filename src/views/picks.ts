@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { printable } from '../core/base/ids';
 import type { JobRecord } from '../core/jobs/jobSchema';
+import { jobTitle } from '../core/jobs/title';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { isOpen } from './jobItems';
@@ -23,31 +25,44 @@ export async function pickFolder(host: EngineHost): Promise<FolderEngine | undef
   if (engines.length === 1) return engines[0];
   const active = vscode.window.activeTextEditor?.document.uri;
   const preferred = host.engineFor(active);
+  // The active editor's folder first, so Enter takes it.
+  const ordered = preferred ? [preferred, ...engines.filter((fe) => fe !== preferred)] : engines;
   const pick = await vscode.window.showQuickPick(
-    engines.map((fe) => ({ label: fe.folder.name, description: fe.folder.uri.fsPath, fe })),
-    { title: 'Which workspace folder?', placeHolder: preferred?.folder.name },
+    ordered.map((fe) => ({ label: fe.folder.name, description: fe.folder.uri.fsPath, fe })),
+    { title: 'Which workspace folder?', placeHolder: 'Pick a workspace folder' },
   );
   return pick?.fe;
 }
 
-export async function pickSession(host: EngineHost, ref: SessionRef | undefined, filter: (row: SessionRow) => boolean, title: string): Promise<{ fe: FolderEngine; row: SessionRow } | undefined> {
-  if (ref && typeof ref === 'object' && 'name' in ref) {
-    const fe = host.byFolderIndex(ref.folderIndex);
-    const row = fe ? (await fe.engine.listSessions()).find((r) => r.name === ref.name) : undefined;
-    if (fe && row) return { fe, row };
-  }
+export type SessionItem = vscode.QuickPickItem & { fe: FolderEngine; row: SessionRow };
+
+/** The session a tree row names, if it (still) exists. */
+export async function sessionOf(host: EngineHost, ref: SessionRef | undefined): Promise<{ fe: FolderEngine; row: SessionRow } | undefined> {
+  if (!ref || typeof ref !== 'object' || !('name' in ref)) return undefined;
+  const fe = host.byFolderIndex(ref.folderIndex);
+  const row = fe ? (await fe.engine.listSessions()).find((r) => r.name === ref.name) : undefined;
+  return fe && row ? { fe, row } : undefined;
+}
+
+/** Quick-pick items for the sessions `filter` keeps, in every folder; none: says so, naming what for. */
+export async function sessionItems(host: EngineHost, filter: (row: SessionRow) => boolean, what: string): Promise<SessionItem[]> {
   const engines = await host.ready();
-  const items: Array<vscode.QuickPickItem & { fe: FolderEngine; row: SessionRow }> = [];
+  const items: SessionItem[] = [];
   for (const fe of engines) {
     for (const row of (await fe.engine.listSessions()).filter(filter)) {
       items.push({ label: row.name, description: `${row.agent} · ${row.role} · ${row.status}`, detail: engines.length > 1 ? fe.folder.name : row.cwd, fe, row });
     }
   }
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage(`MAM: no session to ${title.toLowerCase()}.`);
-    return undefined;
-  }
-  return vscode.window.showQuickPick(items, { title, matchOnDescription: true });
+  if (items.length === 0) void vscode.window.showInformationMessage(`MAM: no session to ${what.toLowerCase()}.`);
+  return items;
+}
+
+export async function pickSession(host: EngineHost, ref: SessionRef | undefined, filter: (row: SessionRow) => boolean, title: string): Promise<{ fe: FolderEngine; row: SessionRow } | undefined> {
+  const named = await sessionOf(host, ref);
+  if (named) return named;
+  const items = await sessionItems(host, filter, title);
+  if (items.length === 0) return undefined;
+  return vscode.window.showQuickPick(items, { title, placeHolder: 'Pick a session (type to filter by name, agent or role)', matchOnDescription: true });
 }
 
 export async function pickJob(host: EngineHost, ref: JobRef | undefined, filter: (job: JobRecord) => boolean, title: string): Promise<{ fe: FolderEngine; job: JobRecord } | undefined> {
@@ -62,13 +77,13 @@ export async function pickJob(host: EngineHost, ref: JobRef | undefined, filter:
       .listJobs()
       .filter(filter)
       .slice(0, 200)
-      .map((job) => ({ label: job.title || job.id, description: `${job.session} · ${job.state}${isOpen(job) ? '' : job.reason ? ` (${job.reason})` : ''}`, detail: job.id, fe, job })),
+      .map((job) => ({ label: printable(jobTitle(job), 120), description: `${job.session} · ${job.state}${isOpen(job) ? '' : job.reason ? ` (${job.reason})` : ''}`, detail: job.id, fe, job })),
   );
   if (items.length === 0) {
     void vscode.window.showInformationMessage(`MAM: no job to ${title.toLowerCase()}.`);
     return undefined;
   }
-  return vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true });
+  return vscode.window.showQuickPick(items, { title, placeHolder: 'Pick a job (type to filter by title, session, state or ID)', matchOnDescription: true, matchOnDetail: true });
 }
 
 /** Runs a command body and shows its failure as one error message instead of throwing. */

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { printable, printableLines } from '../core/base/ids';
+import { loopStepTitle, loopTitle } from '../core/jobs/title';
 import type { LoopState } from '../core/loop/loopState';
-import { isPageMessage, isPageState, type HostMessage, type PageMessage, type ReportModel } from '../webview/reportProtocol';
+import { isPageMessage, isPageState, linkTarget, type HostMessage, type PageMessage, type ReportModel } from '../webview/reportProtocol';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
 import { DisposableBase } from './lifecycle';
@@ -92,7 +96,39 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
       case 'openLog':
         await vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: m.jobId });
         return;
+      case 'openLink':
+        await this.openLink(folderIndex, loopId, m.href);
+        return;
     }
+  }
+
+  /**
+   * Opens a link from a report, the task or a rebuttal (agent text): an https page through
+   * `openExternal` (so VS Code's link protection asks about untrusted domains); a file only if it
+   * is inside the loop's checkout or the workspace folder, in an editor (at `#L12`'s line).
+   * Anything else is refused. Returns whether it opened something.
+   */
+  async openLink(folderIndex: number, loopId: string, href: string): Promise<boolean> {
+    const target = linkTarget(href);
+    const fe = this.host.byFolderIndex(folderIndex);
+    const loop = fe?.engine.loop(loopId);
+    if (!target || !fe || !loop) return false;
+    if (target.kind === 'web') return vscode.env.openExternal(vscode.Uri.parse(target.url, true));
+    const real = (p: string) => fs.promises.realpath(p).catch(() => undefined);
+    const file = await real(path.resolve(loop.checkout, target.path));
+    const roots = (await Promise.all([loop.checkout, fe.folder.uri.fsPath].map(real))).filter((r): r is string => r !== undefined);
+    const within = (root: string, f: string) => {
+      const rel = path.relative(root, f);
+      return rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+    };
+    const inside = file !== undefined && roots.some((r) => within(r, file));
+    if (!inside || !(await fs.promises.stat(file!)).isFile()) {
+      void vscode.window.showWarningMessage(`MAM: the link “${printable(target.path, 120)}” is not a file in the loop's checkout; not opened.`);
+      return false;
+    }
+    const line = target.line !== undefined ? new vscode.Position(target.line - 1, 0) : undefined;
+    await vscode.window.showTextDocument(vscode.Uri.file(file!), { preview: true, selection: line && new vscode.Range(line, line) });
+    return true;
   }
 
   /** Sends the loop's current model to its page (once the page is ready). */
@@ -128,7 +164,8 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
 }
 
 function title(loop: LoopState | undefined, loopId: string): string {
-  return `Review: ${(loop?.task.split('\n')[0] ?? loopId).slice(0, 40)}`;
+  const name = loop ? printable(loopTitle(loop), 200) : loopId;
+  return `Review: ${name.length > 40 ? `${name.slice(0, 39)}…` : name}`;
 }
 
 /** Everything the page draws, from the loop file, its jobs, their audit logs and git. */
@@ -142,8 +179,8 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
       const job = engine.job(step.job_id) ?? engine.controlPlane.jobs.get(step.job_id);
       const events = engine.jobLog(step.job_id).filter((e) => e.type === 'event').map((e) => ({ at: e.at, event: (e as { event: string }).event }));
       return {
-        id: step.job_id, session: step.session, step: step.key, round: step.round,
-        state: job?.state ?? 'registered', reason: job?.reason ?? null,
+        id: step.job_id, session: printable(step.session), step: printable(step.key, 200), title: printable(loopStepTitle(step), 200), round: step.round,
+        state: job?.state ?? 'registered', reason: job?.reason ? printable(job.reason, 200) : null,
         dispatched_at: job?.dispatched_at ?? null, finished_at: job?.finished_at ?? null, events,
       };
     });
@@ -152,18 +189,23 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
       n: r.n,
       status: r.status,
       identity: { base: r.identity.base, head: r.identity.head, tree: r.identity.tree },
-      rebut: r.rebut ?? null,
-      children: r.children ?? [],
+      rebut: r.rebut ? printableLines(r.rebut) : null,
+      children: (r.children ?? []).map((c) => ({ id: c.id, state: c.state, session: printable(c.session) })),
       // While a round is under review its verdicts are not in yet: show its reviewers as pending.
       reviews: r.reviews.length
-        ? r.reviews.map((v) => ({ reviewer: v.reviewer, job_id: v.job_id, verdict: v.verdict ?? null, text: loop.steps.find((s) => s.key === v.step)?.text ?? '' }))
-        : loop.steps.filter((s) => s.key.startsWith(`r${r.n}:review:`)).map((s) => ({ reviewer: s.session, job_id: s.job_id, verdict: null, text: s.text ?? '' })),
-      files: await engine.changedFiles(r.identity, loop.checkout).catch(() => []),
+        ? r.reviews.map((v) => ({ reviewer: printable(v.reviewer), job_id: v.job_id, verdict: v.verdict ?? null, text: printableLines(loop.steps.find((s) => s.key === v.step)?.text ?? '') }))
+        : loop.steps.filter((s) => s.key.startsWith(`r${r.n}:review:`)).map((s) => ({ reviewer: printable(s.session), job_id: s.job_id, verdict: null, text: printableLines(s.text ?? '') })),
+      files: (await engine.changedFiles(r.identity, loop.checkout).catch(() => [])).map((f) => ({ status: f.status, path: f.path })),
     })),
   );
   return {
     folderIndex,
-    loop: { id: loop.id, task: loop.task, status: loop.status, reason: loop.reason, creator: loop.creator, reviewers: loop.reviewers, planner: loop.planner, checkout: loop.checkout, base: loop.base, created_at: loop.created_at, updated_at: loop.updated_at },
+    title: printable(loopTitle(loop), 200) || loop.id,
+    loop: {
+      id: loop.id, task: printableLines(loop.task), status: loop.status, reason: loop.reason ? printable(loop.reason, 200) : null,
+      creator: printable(loop.creator), reviewers: loop.reviewers.map((r) => printable(r)), planner: loop.planner ? printable(loop.planner) : null,
+      checkout: printable(loop.checkout, 400), base: loop.base, created_at: loop.created_at, updated_at: loop.updated_at,
+    },
     rounds,
     jobs,
     now: new Date().toISOString(),

@@ -2,10 +2,21 @@ import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../core/agents/adapter';
 import { nameProblem } from '../core/base/ids';
 import { splitWords } from '../core/base/words';
-import { SESSION_ROLES } from '../core/store/sessionSchema';
+import { isOpen } from '../core/jobs/jobSchema';
+import { SESSION_ROLES, type SessionRow } from '../core/store/sessionSchema';
 import { Commands } from './commandIds';
-import type { EngineHost } from './engineHost';
+import type { EngineHost, FolderEngine } from './engineHost';
+import { runSteps } from './multiStep';
 import { pickFolder, pickSession, reportErrors, type SessionRef } from './picks';
+
+const ROLE_HINTS: Record<string, string> = {
+  orchestrator: 'plans and delegates to the other sessions',
+  planner: 'writes the plan before a review loop',
+  developer: 'writes code',
+  creator: 'implements and fixes in review loops',
+  reviewer: 'reviews in review loops',
+  worker: 'takes delegated jobs',
+};
 
 const AGENT_HINTS: Record<string, string> = {
   claude: 'Claude Code',
@@ -31,6 +42,8 @@ export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
         await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: stopping ${picked.row.name}…` }, () => picked.fe.engine.stopSession(picked.row.name));
       }),
     ),
+
+    vscode.commands.registerCommand(Commands.stopAllSessions, () => reportErrors('stopping the sessions', () => stopAll(host))),
 
     vscode.commands.registerCommand(Commands.resumeSession, (ref?: SessionRef) =>
       reportErrors('resuming the session', async () => {
@@ -110,41 +123,63 @@ export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
   ];
 }
 
+/** Stops every running session of every folder, after one question naming how many. */
+async function stopAll(host: EngineHost): Promise<void> {
+  const engines = await host.ready();
+  const targets: Array<{ fe: FolderEngine; row: SessionRow }> = [];
+  for (const fe of engines) for (const row of await fe.engine.listSessions()) if (row.status === 'running' || row.status === 'starting') targets.push({ fe, row });
+  if (targets.length === 0) return void vscode.window.showInformationMessage('MAM: no session is running.');
+  const busy = targets.filter((t) => t.row.current_job).length;
+  const yes = targets.length === 1 ? 'Stop Session' : `Stop ${targets.length} Sessions`;
+  const one = targets.length === 1;
+  const working = busy === 0 ? '' : one ? 'It is working on a job. ' : `${busy} of them ${busy === 1 ? 'is' : 'are'} working on a job. `;
+  const answer = await vscode.window.showWarningMessage(
+    one ? `Stop the running session ${targets[0]!.row.name}?` : `Stop all ${targets.length} running sessions?`,
+    { modal: true, detail: `${working}${one ? 'It keeps' : 'Each keeps'} its conversation: Resume brings it back.` },
+    yes,
+  );
+  if (answer !== yes) return;
+  const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: stopping ${targets.length} session${targets.length === 1 ? '' : 's'}…` }, () =>
+    Promise.allSettled(targets.map((t) => t.fe.engine.stopSession(t.row.name))),
+  );
+  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${targets[i]!.row.name} (${(r.reason as Error).message})`] : []));
+  if (failed.length) void vscode.window.showErrorMessage(`MAM: could not stop ${failed.join(', ')}.`);
+}
+
 async function createSession(host: EngineHost): Promise<void> {
   const fe = await pickFolder(host);
   if (!fe) return;
-  const agent = await vscode.window.showQuickPick(
-    AGENT_NAMES.map((name) => ({ label: name, description: AGENT_HINTS[name] })),
-    { title: 'Create Session (1/4): which agent?', placeHolder: 'claude, codex, gemini, … or shell for any command' },
-  );
-  if (!agent) return;
-  let command: string | undefined;
-  if (agent.label === 'shell') {
-    command = await vscode.window.showInputBox({ title: 'Create Session: the command to run', prompt: 'Split into words like a shell would; nothing is expanded or run by a shell.', validateInput: (v) => (v.trim() ? undefined : 'Give a command.') });
-    if (command === undefined) return;
-  }
-  const role = await vscode.window.showQuickPick(
-    SESSION_ROLES.map((r) => ({ label: r, picked: r === 'worker' })),
-    { title: 'Create Session (2/4): its role?' },
-  );
-  if (!role) return;
   const taken = new Set((await fe.engine.listSessions()).map((r) => r.name));
-  const suggestion = nextFreeName(`${role.label}-${agent.label}`, taken);
-  const name = await vscode.window.showInputBox({
-    title: 'Create Session (3/4): its name',
-    value: suggestion,
-    prompt: 'Letters, digits, ".", "_" and "-"; up to 64.',
-    validateInput: (v) => nameProblem(v, 'the name') ?? (taken.has(v) ? `a session named ${v} already exists` : undefined),
-  });
-  if (name === undefined) return;
-  const onboard = await vscode.window.showQuickPick(
-    [
-      { label: 'Onboard it', description: 'recommended', detail: 'Delegate a first job that teaches the agent how to report on jobs, and wait for it.', value: true },
-      { label: 'Skip onboarding', detail: 'The session starts; its first job brief still explains the protocol.', value: false },
-    ],
-    { title: 'Create Session (4/4): onboarding?' },
-  );
-  if (!onboard) return;
+  const agents = agentItems((agent) => fe.engine.sessions.programProblem(agent, fe.folder.uri.fsPath));
+  const roles = SESSION_ROLES.map((r) => ({ label: r, description: ROLE_HINTS[r] }));
+  const onboardings = [
+    { label: 'Onboard it', description: 'recommended', detail: 'Delegate a first job that teaches the agent how to report on jobs, and wait for it.', value: true },
+    { label: 'Skip onboarding', detail: 'The session starts; its first job brief still explains the protocol.', value: false },
+  ];
+  const chosen: { agent?: AgentItem; command?: string; role?: (typeof roles)[number]; name?: string; onboard?: (typeof onboardings)[number] } = {};
+  let suggested: string | undefined;
+  const done = await runSteps('Create Session', [
+    { run: async (input) => void (chosen.agent = await input.pick({ placeholder: 'Which agent? Installed CLIs first; shell runs any command', items: agents, active: chosen.agent, matchOnDescription: true })) },
+    {
+      when: () => chosen.agent?.label === 'shell',
+      run: async (input) =>
+        void (chosen.command = await input.input({ placeholder: 'The command to run, e.g. python3 -m my_agent --flag', prompt: 'Split into words like a shell would; nothing is expanded or run by a shell.', value: chosen.command, validate: (v) => (v.trim() ? undefined : 'Give a command.') })),
+    },
+    { run: async (input) => void (chosen.role = await input.pick({ placeholder: 'Its role', items: roles, active: chosen.role ?? roles.find((r) => r.label === 'worker'), matchOnDescription: true })) },
+    {
+      run: async (input) =>
+        void (chosen.name = await input.input({
+          placeholder: 'Its name',
+          prompt: 'Letters, digits, ".", "_" and "-"; up to 64.',
+          // A name the user typed survives Back; a suggestion follows the role and agent.
+          value: chosen.name && chosen.name !== suggested ? chosen.name : (suggested = nextFreeName(`${chosen.role!.label}-${chosen.agent!.label}`, taken)),
+          validate: (v) => nameProblem(v, 'the name') ?? (taken.has(v) ? `a session named ${v} already exists` : undefined),
+        })),
+    },
+    { run: async (input) => void (chosen.onboard = await input.pick({ placeholder: 'Onboard it with a first job?', items: onboardings, active: chosen.onboard })) },
+  ]);
+  if (!done) return;
+  const [agent, role, name, onboard, command] = [chosen.agent!, chosen.role!, chosen.name!, chosen.onboard!, chosen.agent!.label === 'shell' ? chosen.command : undefined];
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${name}`, cancellable: true }, async (progress, token) => {
     progress.report({ message: `starting ${agent.label}…` });
     const row = await fe.engine
@@ -162,7 +197,7 @@ async function createSession(host: EngineHost): Promise<void> {
     const cancelled = new Promise<'cancelled'>((resolve) => token.onCancellationRequested(() => resolve('cancelled')));
     const outcome = await Promise.race([onboarding, cancelled]);
     if (outcome === 'cancelled') {
-      const open = fe.engine.listJobs().find((j) => j.session === row.name && ['registered', 'dispatched', 'started'].includes(j.state));
+      const open = fe.engine.listJobs().find((j) => j.session === row.name && isOpen(j.state));
       if (open) await fe.engine.cancelJob(open.id);
       void vscode.window.showInformationMessage(`MAM: onboarding of ${row.name} cancelled; the session is kept.`);
       return;
@@ -189,4 +224,23 @@ function showIfAttention(err: unknown, folderIndex: number, name: string): undef
 function nextFreeName(base: string, taken: ReadonlySet<string>): string {
   if (!taken.has(`${base}-1`)) return `${base}-1`;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+type AgentItem = vscode.QuickPickItem & { label: string };
+
+/**
+ * The agents, those whose CLI can start here first (under "installed"), then the rest, each saying
+ * why not. `problem` is checked once per agent when the pick opens (a PATH lookup, no process).
+ */
+export function agentItems(problem: (agent: string) => string | undefined): AgentItem[] {
+  const checked = AGENT_NAMES.map((name) => ({ name, problem: problem(name) }));
+  const ready = checked.filter((a) => !a.problem);
+  const missing = checked.filter((a) => a.problem);
+  const separator = (label: string): AgentItem => ({ label, kind: vscode.QuickPickItemKind.Separator });
+  return [
+    separator('installed'),
+    ...ready.map((a) => ({ label: a.name, description: AGENT_HINTS[a.name] })),
+    ...(missing.length ? [separator('not installed')] : []),
+    ...missing.map((a) => ({ label: a.name, description: `${AGENT_HINTS[a.name]} · ${/not found on PATH/.test(a.problem!) ? 'not found on PATH' : 'not an executable file'}` })),
+  ];
 }

@@ -2,8 +2,9 @@ import * as vscode from 'vscode';
 import type { JobRecord } from '../core/jobs/jobSchema';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';
-import { escape, isBlocked, isOpen, jobTreeItem } from './jobItems';
+import { isBlocked, isOpen, jobTreeItem } from './jobItems';
 import { DisposableBase } from './lifecycle';
+import { codeSpan, markdownText } from './markdown';
 
 export type SessionsNode =
   | { kind: 'folder'; folderIndex: number }
@@ -111,15 +112,20 @@ function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
   item.id = `session:${fe.folder.index}:${row.name}`;
   item.iconPath = new vscode.ThemeIcon(look.icon, look.color ? new vscode.ThemeColor(look.color) : undefined);
   item.description = `${row.agent} · ${row.role} · ${attention ? 'needs attention' : blocked ? 'needs permission' : current ? 'working' : row.status}`;
-  const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**${escape(row.name)}** — ${row.agent}, ${row.role}\n\n`);
-  md.appendMarkdown(`- status: ${row.status}${row.resumable ? ' (resumable)' : ''}\n`);
-  md.appendMarkdown(`- folder: \`${escape(row.cwd)}\`\n`);
-  md.appendMarkdown(`- conversation: ${row.conversation_id ? `\`${row.conversation_id}\`` : '—'}\n`);
-  md.appendMarkdown(`- pane: ${row.target ? `\`${row.mux} -L ${escape(row.server)}\` \`${row.target}\`` : '—'}\n`);
-  if (current) md.appendMarkdown(`- job: \`${current.id}\`${blocked ? ' — **waiting for permission**' : ''}\n`);
-  if (attention) md.appendMarkdown(`\n**Needs attention:** ${row.agent} shows ${escape(attention.name)}. ${escape(attention.answer)}\n`);
-  item.tooltip = md;
+  item.tooltip = sessionTooltip(row, current, blocked, attention);
   item.contextValue = ['mam.session', row.status, row.resumable ? 'resumable' : '', row.conversation_id ? 'conversation' : ''].filter(Boolean).join('.');
   return item;
+}
+
+/** Names, paths and IDs in code spans (never escaped inside), the rest as plain text: no stray backslashes. */
+function sessionTooltip(row: SessionRow, current: JobRecord | undefined, blocked: boolean | undefined, attention: { name: string; answer: string } | undefined): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${markdownText(row.name)}** — ${markdownText(row.agent)}, ${markdownText(row.role)}\n\n`);
+  md.appendMarkdown(`- status: ${row.status}${row.resumable ? ' (resumable)' : ''}\n`);
+  md.appendMarkdown(`- folder: ${codeSpan(row.cwd)}\n`);
+  md.appendMarkdown(`- conversation: ${row.conversation_id ? codeSpan(row.conversation_id) : '—'}\n`);
+  md.appendMarkdown(`- pane: ${row.target ? `${codeSpan(`${row.mux} -L ${row.server}`)} ${codeSpan(row.target)}` : '—'}\n`);
+  if (current) md.appendMarkdown(`- job: ${codeSpan(current.id)}${blocked ? ' — **waiting for permission**' : ''}\n`);
+  if (attention) md.appendMarkdown(`\n**Needs attention:** ${markdownText(`${row.agent} shows ${attention.name}. ${attention.answer}`, 600)}\n`);
+  return md;
 }

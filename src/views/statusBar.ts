@@ -1,57 +1,146 @@
 import * as vscode from 'vscode';
+import { isOpen, needsPermission, type JobRecord } from '../core/jobs/jobSchema';
+import { Views } from './commandIds';
 import type { EngineHost } from './engineHost';
-import { isBlocked, isOpen } from './jobItems';
 import { DisposableBase } from './lifecycle';
 
-export interface JobCounts {
+export interface StatusCounts {
+  /** Open jobs that are not waiting for the user. */
   running: number;
+  /** Open jobs whose agent asked for permission. */
   blocked: number;
-  /** Failed or timed out in the last 24 hours. */
+  /** Running sessions that show a screen only a person can answer. */
+  attention: number;
+  /** Jobs that failed or timed out since the user last looked at the Jobs view. */
   failed: number;
 }
 
-const RECENT_MS = 24 * 3600_000;
+/** Where the time the user last looked at the Jobs view is kept, so a reload does not raise old failures again. */
+const SEEN_KEY = 'mam.statusBar.failuresSeenUntil';
 
 /**
- * The status-bar job indicator: running, blocked (waiting for permission) and recently failed
- * jobs; a warning background when something needs attention; a click opens the Jobs view.
+ * One labelled status-bar item, `$(hubot) 2 running · 1 needs you · 1 failed`, hidden when there
+ * is nothing to say. Its background is the warning colour only while something needs the user: a
+ * job waiting for permission, a session needing attention, or a failure not looked at yet — one
+ * that ended after the Jobs view was last visible (showing the view, e.g. by clicking the item,
+ * acknowledges it). A click opens the Jobs view.
  */
 export class JobStatusBar extends DisposableBase {
   readonly item: vscode.StatusBarItem;
+  /** Whether the item is shown (the API has no getter; the tests read this). */
+  visible = false;
+  private seenUntil: number;
+  private jobsView: vscode.TreeView<unknown> | undefined;
+  private attention = 0;
+  private reading: Promise<void> | undefined;
+  private readAgain = false;
 
-  constructor(private readonly host: EngineHost) {
+  constructor(
+    private readonly host: EngineHost,
+    private readonly memento?: vscode.Memento,
+  ) {
     super();
+    // `hubot`: a robot for a team of agents; it looks like none of VS Code's own counters (sync, errors, bell).
     this.item = this._register(vscode.window.createStatusBarItem('mam.jobs', vscode.StatusBarAlignment.Left, 50));
-    this.item.name = 'MAM Jobs';
-    this.item.command = 'mam.jobs.focus';
-    this._register(host.onDidChange(() => this.update()));
+    this.item.name = 'Multi-Agent Mux';
+    // `<view>.focus` is the command VS Code makes for every view.
+    this.item.command = { command: `${Views.jobs}.focus`, title: 'Open the Jobs view' };
+    this.seenUntil = memento?.get<number>(SEEN_KEY) ?? Date.now();
+    this._register(host.onDidChange(() => {
+      this.update();
+      this.readAttention();
+    }));
     this.update();
   }
 
-  counts(now = Date.now()): JobCounts {
-    const counts: JobCounts = { running: 0, blocked: 0, failed: 0 };
+  /** Failures count as seen while the Jobs view shows, and up to when it was last hidden. */
+  watchJobsView(view: vscode.TreeView<unknown>): void {
+    this.jobsView = view;
+    this._register(view.onDidChangeVisibility(() => {
+      this.markSeen();
+      this.update();
+    }));
+    if (view.visible) this.markSeen();
+    this.update();
+  }
+
+  counts(): StatusCounts {
+    const counts: StatusCounts = { running: 0, blocked: 0, attention: this.attention, failed: 0 };
+    const looking = this.jobsView?.visible ?? false;
     for (const { engine } of this.host.current) {
       for (const job of engine.listJobs()) {
-        if (isBlocked(job)) counts.blocked++;
-        else if (isOpen(job)) counts.running++;
-        else if ((job.state === 'failed' || job.state === 'timeout') && now - Date.parse(job.finished_at ?? job.updated_at) < RECENT_MS) counts.failed++;
+        if (needsPermission(job)) counts.blocked++;
+        else if (isOpen(job.state)) counts.running++;
+        else if (!looking && failedSince(job, this.seenUntil)) counts.failed++;
       }
     }
     return counts;
   }
 
   update(): void {
-    if (this.host.current.length === 0) {
+    const c = this.counts();
+    const needsYou = c.blocked + c.attention;
+    const parts = [c.running && `${c.running} running`, needsYou && `${needsYou} needs you`, c.failed && `${c.failed} failed`].filter(Boolean);
+    if (this.host.current.length === 0 || parts.length === 0) {
       this.item.hide();
+      this.visible = false;
       return;
     }
-    const c = this.counts();
-    this.item.text = `$(sync${c.running ? '~spin' : ''}) ${c.running}  $(bell) ${c.blocked}  $(error) ${c.failed}`;
-    this.item.tooltip = new vscode.MarkdownString(
-      `**Multi-Agent Mux jobs**\n\n- ${c.running} running\n- ${c.blocked} waiting for permission\n- ${c.failed} failed or timed out in the last 24 h\n\nClick to open the Jobs view.`,
-    );
-    this.item.accessibilityInformation = { label: `MAM jobs: ${c.running} running, ${c.blocked} waiting for permission, ${c.failed} failed` };
-    this.item.backgroundColor = c.blocked > 0 || c.failed > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.text = `$(hubot) ${parts.join(' · ')}`;
+    const tooltip = new vscode.MarkdownString();
+    tooltip.appendMarkdown('| Multi-Agent Mux | |\n|:--|--:|\n');
+    tooltip.appendMarkdown(`| Jobs running | ${c.running} |\n`);
+    tooltip.appendMarkdown(`| Jobs waiting for permission | ${c.blocked} |\n`);
+    tooltip.appendMarkdown(`| Sessions needing attention | ${c.attention} |\n`);
+    tooltip.appendMarkdown(`| Failed or timed out, not yet seen | ${c.failed} |\n\n`);
+    tooltip.appendMarkdown('Click to open the Jobs view (failures there count as seen).');
+    this.item.tooltip = tooltip;
+    const spoken = [
+      c.running && `${c.running} ${c.running === 1 ? 'job' : 'jobs'} running`,
+      c.blocked && `${c.blocked} waiting for permission`,
+      c.attention && `${c.attention} ${c.attention === 1 ? 'session needs' : 'sessions need'} attention`,
+      c.failed && `${c.failed} failed since you last opened the Jobs view`,
+    ].filter(Boolean);
+    this.item.accessibilityInformation = { label: `Multi-Agent Mux: ${spoken.join(', ')}. Opens the Jobs view.`, role: 'button' };
+    this.item.backgroundColor = needsYou > 0 || c.failed > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
+    this.visible = true;
   }
+
+  private markSeen(): void {
+    this.seenUntil = Date.now();
+    void this.memento?.update(SEEN_KEY, this.seenUntil);
+  }
+
+  /**
+   * Sessions needing attention come from the registry, read at most once at a time: changes that
+   * arrive during a read ask for one more read after it, not one each.
+   */
+  private readAttention(): void {
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = (async () => {
+      let count = 0;
+      for (const { engine } of this.host.current) {
+        const rows = await engine.listSessions().catch(() => []);
+        count += rows.filter((r) => r.status === 'running' && engine.attentionOf(r.name)).length;
+      }
+      if (count !== this.attention) {
+        this.attention = count;
+        this.update();
+      }
+    })().finally(() => {
+      this.reading = undefined;
+      if (this.readAgain) {
+        this.readAgain = false;
+        this.readAttention();
+      }
+    });
+  }
+}
+
+function failedSince(job: JobRecord, since: number): boolean {
+  return (job.state === 'failed' || job.state === 'timeout') && Date.parse(job.finished_at ?? job.updated_at) > since;
 }

@@ -1,10 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { registerBrokerCommands } from './brokerCommands';
 import { BROKER_PASSWORD_SECRET, Commands, ContextKeys } from './commandIds';
 import type { EngineHost } from './engineHost';
+import { runSteps } from './multiStep';
 import { pickFolder, reportErrors } from './picks';
 
-/** Broker settings, the monitor, doctor, the .mam folder, refresh. */
+/** Broker settings and start/stop, the monitor, doctor, the .mam folder, refresh. */
 export function registerWorkspaceCommands(host: EngineHost, context: vscode.ExtensionContext, channel: vscode.LogOutputChannel): vscode.Disposable[] {
   const setMonitoring = () => vscode.commands.executeCommand('setContext', ContextKeys.monitoring, host.current.some((e) => e.engine.monitoring));
   return [
@@ -49,43 +51,49 @@ export function registerWorkspaceCommands(host: EngineHost, context: vscode.Exte
     ),
 
     vscode.commands.registerCommand(Commands.configureBroker, () => reportErrors('configuring the broker', () => configureBroker(context))),
+    ...registerBrokerCommands(host),
   ];
 }
 
 /** Embedded broker, or your own: URL and user in settings, the password in SecretStorage. */
 async function configureBroker(context: vscode.ExtensionContext): Promise<void> {
   const config = vscode.workspace.getConfiguration('mam');
-  const choice = await vscode.window.showQuickPick(
-    [
-      { label: 'Use the embedded broker', description: 'recommended', detail: 'MAM runs a private MQTT broker for this workspace on 127.0.0.1 with generated credentials.', own: false },
-      { label: 'Use my own MQTT broker…', detail: 'A broker you run (e.g. Mosquitto), for remote runners on other hosts. Never a public one.', own: true },
-    ],
-    { title: 'Configure Broker' },
-  );
-  if (!choice) return;
+  const choices = [
+    { label: 'Use the embedded broker', description: 'recommended', detail: 'MAM runs a private MQTT broker for this workspace on 127.0.0.1 with generated credentials.', own: false },
+    { label: 'Use my own MQTT broker…', detail: 'A broker you run (e.g. Mosquitto), for remote runners on other hosts. Never a public one.', own: true },
+  ];
+  const chosen: { choice?: (typeof choices)[number]; url?: string; user?: string; password?: string } = {};
+  const own = () => chosen.choice?.own !== false;
+  const done = await runSteps('Configure Broker', [
+    { run: async (input) => void (chosen.choice = await input.pick({ placeholder: 'Which MQTT broker should MAM use?', items: choices, active: chosen.choice })) },
+    {
+      when: own,
+      run: async (input) =>
+        void (chosen.url = await input.input({
+          placeholder: 'Its address, e.g. mqtts://broker.example.com:8883',
+          prompt: 'A host name, or mqtt://host:port, or mqtts://host:port for TLS',
+          value: chosen.url ?? (config.get<string>('broker.host') || 'mqtts://'),
+          validate: (v) => (/^(mqtts?:\/\/)?[A-Za-z0-9.[\]:-]+(:\d+)?\/?$/.test(v.trim()) ? undefined : 'mqtt[s]://host[:port] or a host name'),
+        })),
+    },
+    { when: own, run: async (input) => void (chosen.user = await input.input({ placeholder: 'User name (empty for none)', value: chosen.user ?? config.get<string>('broker.username') ?? '' })) },
+    { when: () => own() && chosen.user !== '', run: async (input) => void (chosen.password = await input.input({ placeholder: 'Password', prompt: 'Kept in VS Code’s secret storage, never in settings', password: true })) },
+  ]);
+  if (!done) return;
   const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-  if (!choice.own) {
+  if (!chosen.choice!.own) {
     await config.update('broker.host', undefined, target);
     await context.secrets.delete(BROKER_PASSWORD_SECRET);
     void vscode.window.showInformationMessage('MAM: using the embedded broker.');
     return;
   }
-  const url = await vscode.window.showInputBox({
-    title: 'Broker (1/3): address',
-    prompt: 'A host name, or mqtt://host:port, or mqtts://host:port for TLS',
-    value: config.get<string>('broker.host') || 'mqtts://',
-    validateInput: (v) => (/^(mqtts?:\/\/)?[A-Za-z0-9.[\]:-]+(:\d+)?\/?$/.test(v.trim()) ? undefined : 'mqtt[s]://host[:port] or a host name'),
-  });
-  if (url === undefined) return;
-  const user = await vscode.window.showInputBox({ title: 'Broker (2/3): user name', prompt: 'Empty for none', value: config.get<string>('broker.username') ?? '' });
-  if (user === undefined) return;
-  const password = user ? await vscode.window.showInputBox({ title: 'Broker (3/3): password', prompt: 'Kept in VS Code’s secret storage, never in settings', password: true }) : '';
-  if (password === undefined) return;
-  await config.update('broker.host', url.trim(), target);
+  const [url, user] = [chosen.url!.trim(), chosen.user!];
+  const password = user ? chosen.password ?? '' : '';
+  await config.update('broker.host', url, target);
   await config.update('broker.username', user, target);
   // Tied to this broker: a folder whose settings or .mam.env name another host never gets it.
   const port = config.get<number>('broker.port') ?? 0;
-  if (password) await context.secrets.store(BROKER_PASSWORD_SECRET, JSON.stringify({ host: url.trim(), port, password }));
+  if (password) await context.secrets.store(BROKER_PASSWORD_SECRET, JSON.stringify({ host: url, port, password }));
   else await context.secrets.delete(BROKER_PASSWORD_SECRET);
-  void vscode.window.showInformationMessage(`MAM: using the broker at ${url.trim()}.`);
+  void vscode.window.showInformationMessage(`MAM: using the broker at ${url}.`);
 }

@@ -1,10 +1,15 @@
 /**
  * The review-report page (built to media/report.js, run inside the webview). It draws what the
- * extension sends — rounds × reviewers, verdicts, findings, rebuttals, the identity of each round,
- * and a timeline of the loop's jobs — with DOM calls and textContent only: agent text is never
- * parsed as HTML.
+ * extension sends — the task, rounds with each reviewer's verdict and report, rebuttals, the
+ * identity of each round, and a timeline of the loop's jobs. Structure is built with DOM calls and
+ * textContent; agent text that is markdown (reports, the task, rebuttals) goes through
+ * markdown-it with raw HTML off, then DOMPurify, and its links only ask the extension to open them.
  */
-import { isHostMessage, type PageMessage, type PageState, type ReportJob, type ReportModel, type ReportRound } from './reportProtocol';
+import DOMPurify from 'dompurify';
+import { MARKDOWN_ATTRIBUTES, MARKDOWN_TAGS, renderMarkdown } from './markdown';
+import { isHostMessage, type PageMessage, type PageState, type ReportModel, type ReportReview, type ReportRound } from './reportProtocol';
+import { formatDuration, loopSpan } from './timeline';
+import { drawTimeline } from './timelineChart';
 
 interface VsCodeApi {
   postMessage(message: PageMessage): void;
@@ -23,111 +28,115 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return node;
 }
 
-function badge(text: string, kind: string): HTMLElement {
-  return el('span', { class: `badge ${kind}` }, text);
+type Tone = 'pass' | 'fail' | 'pending' | 'warn' | 'neutral';
+
+/** A status pill: the theme's status colour as its dot, border and tint; its text in the foreground colour. */
+function pill(text: string, tone: Tone): HTMLElement {
+  return el('span', { class: `pill ${tone}` }, text);
 }
 
-function verdictKind(verdict: string | null): string {
-  return verdict === 'PASS' ? 'pass' : verdict === 'NOT PASS' ? 'fail' : 'pending';
-}
-
-function button(label: string, message: PageMessage): HTMLButtonElement {
-  const b = el('button', { type: 'button' }, label);
+function button(label: string, message: PageMessage, kind: 'primary' | 'secondary' = 'secondary'): HTMLButtonElement {
+  const b = el('button', { type: 'button', class: kind }, label);
   b.addEventListener('click', () => vscode.postMessage(message));
   return b;
 }
 
+function action(label: string, message: PageMessage, title: string): HTMLAnchorElement {
+  const a = el('a', { href: '#', role: 'button', title }, label);
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    vscode.postMessage(message);
+  });
+  return a;
+}
+
+/** Markdown from an agent or a user, as sanitized DOM; its links are opened by the extension, never navigated. */
+function markdown(text: string): HTMLElement {
+  const box = el('div', { class: 'markdown' });
+  box.append(DOMPurify.sanitize(renderMarkdown(text), { ALLOWED_TAGS: MARKDOWN_TAGS, ALLOWED_ATTR: MARKDOWN_ATTRIBUTES, ALLOWED_URI_REGEXP: /^(?:(?:https|file):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i, RETURN_DOM_FRAGMENT: true }));
+  for (const a of box.querySelectorAll('a')) {
+    const href = a.getAttribute('href') ?? '';
+    a.title = href;
+    a.addEventListener('click', (e) => {
+      e.preventDefault();
+      vscode.postMessage({ type: 'openLink', href });
+    });
+  }
+  return box;
+}
+
+const LOOP_TONE: Record<string, Tone> = { passed: 'pass', running: 'pending', failed: 'fail', cancelled: 'neutral' };
+const ROUND_LOOK: Record<string, [string, Tone]> = {
+  passed: ['Passed', 'pass'],
+  not_passed: ['Not passed', 'fail'],
+  reviewing: ['Reviewing', 'pending'],
+  stale: ['Stale', 'warn'],
+};
+
 function render(model: ReportModel): void {
   vscode.setState({ folderIndex: model.folderIndex, loopId: model.loop.id });
   const { loop } = model;
+  const span = loopSpan(model);
+  const when = `${new Date(span.start).toLocaleString()} · ${span.running ? 'running for' : 'took'} ${formatDuration(span.end - span.start)}`;
   const header = el(
     'header',
     {},
-    el('h1', {}, loop.task.split('\n')[0] ?? loop.id),
-    el('div', { class: 'meta' }, badge(loop.status, loop.status === 'passed' ? 'pass' : loop.status === 'running' ? 'pending' : 'fail'), ` loop ${loop.id}${loop.reason ? ` — ${loop.reason}` : ''}`),
-    el('div', { class: 'meta' }, `creator ${loop.creator} · reviewers ${loop.reviewers.join(', ')}${loop.planner ? ` · planner ${loop.planner}` : ''}`),
-    el('div', { class: 'meta mono' }, `${loop.checkout} · base ${loop.base.slice(0, 12)}`),
+    el('div', { class: 'title-row' }, el('h1', {}, model.title), pill(capitalize(loop.status), LOOP_TONE[loop.status] ?? 'neutral')),
+    loop.reason ? el('p', { class: 'reason' }, loop.reason) : '',
+    el(
+      'dl',
+      { class: 'facts' },
+      ...fact('Creator', loop.creator),
+      ...fact('Reviewers', loop.reviewers.join(', ')),
+      ...(loop.planner ? fact('Planner', loop.planner) : []),
+      ...fact('Started', when),
+      ...fact('Checkout', el('span', { class: 'mono' }, loop.checkout)),
+      ...fact('Base', el('span', { class: 'mono' }, loop.base.slice(0, 12))),
+      ...fact('Loop', el('span', { class: 'mono' }, loop.id)),
+    ),
   );
-  const timeline = el('section', { class: 'timeline' }, el('h2', {}, 'Timeline'), drawTimeline(model));
+  const task = el('section', { class: 'task' }, el('h2', {}, 'Task'), el('div', { class: 'card' }, markdown(loop.task)));
+  const timeline = el('section', { class: 'timeline' }, el('h2', {}, 'Timeline'), drawTimeline(model, el, (jobId) => vscode.postMessage({ type: 'openLog', jobId })));
   const rounds = el('section', { class: 'rounds' }, el('h2', {}, 'Rounds'), ...(model.rounds.length ? model.rounds.map(renderRound) : [el('p', { class: 'muted' }, 'No review round yet.')]));
-  root.replaceChildren(header, timeline, rounds);
+  root.replaceChildren(header, task, timeline, rounds);
+}
+
+function fact(term: string, value: Node | string): Node[] {
+  return [el('dt', {}, term), el('dd', {}, value)];
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1).replace(/_/g, ' ');
 }
 
 function renderRound(round: ReportRound): HTMLElement {
-  const identity = el('div', { class: 'identity mono' }, `base ${round.identity.base.slice(0, 12)} · head ${round.identity.head.slice(0, 12)} · tree ${round.identity.tree.slice(0, 12)}`);
-  const statusText = round.status === 'stale' ? 'stale: the code changed during review, approvals discarded' : round.status.replace('_', ' ');
-  const head = el('div', { class: 'round-head' }, el('h3', {}, `Round ${round.n}`), badge(statusText, round.status === 'passed' ? 'pass' : round.status === 'reviewing' ? 'pending' : 'fail'), button('Open Changes', { type: 'openChanges', round: round.n }));
-  const parts: Node[] = [head, identity];
-  if (round.rebut) parts.push(el('p', { class: 'rebut' }, el('strong', {}, 'Rebuttal: '), round.rebut));
+  const [label, tone] = ROUND_LOOK[round.status] ?? [capitalize(round.status), 'neutral'];
+  const head = el('div', { class: 'card-head' }, el('h3', {}, `Round ${round.n}`), pill(label, tone), el('span', { class: 'spacer' }), button('Open Changes', { type: 'openChanges', round: round.n }));
+  const parts: Node[] = [head];
+  if (round.status === 'stale') parts.push(el('p', { class: 'muted' }, 'The code changed during the review: its approvals were discarded.'));
+  parts.push(el('p', { class: 'identity mono', title: `base ${round.identity.base}\nhead ${round.identity.head}\ntree ${round.identity.tree}` }, `base ${round.identity.base.slice(0, 12)} · head ${round.identity.head.slice(0, 12)} · tree ${round.identity.tree.slice(0, 12)}`));
+  if (round.rebut) parts.push(el('div', { class: 'rebut' }, el('div', { class: 'rebut-title' }, 'Creator’s rebuttal'), markdown(round.rebut)));
   if (round.children.length) parts.push(el('p', { class: 'muted' }, `Delegated jobs: ${round.children.map((c) => `${c.id} (${c.session}) ${c.state}`).join(', ')}`));
   if (round.files.length) {
-    const list = el('ul', { class: 'files' });
+    const list = el('ul', { class: 'files', 'aria-label': `Files changed in round ${round.n}` });
     for (const f of round.files) {
-      const link = el('a', { href: '#' }, f.path);
-      link.addEventListener('click', (e) => {
-        e.preventDefault();
-        vscode.postMessage({ type: 'openFileDiff', round: round.n, path: f.path });
-      });
-      list.append(el('li', {}, el('span', { class: 'mono status' }, f.status), ' ', link));
+      list.append(el('li', {}, el('span', { class: 'mono status', title: fileStatus(f.status) }, f.status), action(f.path, { type: 'openFileDiff', round: round.n, path: f.path }, `Open the diff of ${f.path} in round ${round.n}`)));
     }
     parts.push(list);
   }
-  const table = el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Reviewer'), el('th', {}, 'Verdict'), el('th', {}, 'Report'))));
-  const body = el('tbody');
-  for (const r of round.reviews) {
-    const log = el('a', { href: '#' }, 'log');
-    log.addEventListener('click', (e) => {
-      e.preventDefault();
-      vscode.postMessage({ type: 'openLog', jobId: r.job_id });
-    });
-    body.append(el('tr', {}, el('td', {}, r.reviewer, el('div', { class: 'muted mono' }, r.job_id, ' ', log)), el('td', {}, badge(r.verdict ?? '…', verdictKind(r.verdict))), el('td', {}, el('pre', {}, r.text || '—'))));
-  }
-  table.append(body);
-  parts.push(table);
-  return el('article', { class: `round ${round.status}` }, ...parts);
+  parts.push(...round.reviews.map((r) => renderReview(round, r)));
+  return el('article', { class: `card round ${round.status}`, 'aria-label': `Round ${round.n}: ${label}` }, ...parts);
 }
 
-/** Each job a bar from delivery to its end (or now), with a tick per event. */
-function drawTimeline(model: ReportModel): Node {
-  const jobs = model.jobs.filter((j) => j.dispatched_at);
-  if (jobs.length === 0) return el('p', { class: 'muted' }, 'No job delivered yet.');
-  const now = Date.parse(model.now);
-  const t0 = Math.min(...jobs.map((j) => Date.parse(j.dispatched_at!)));
-  const t1 = Math.max(now, ...jobs.map((j) => (j.finished_at ? Date.parse(j.finished_at) : now)));
-  const span = Math.max(1, t1 - t0);
-  const labelW = 220;
-  const width = 760;
-  const rowH = 22;
-  const height = jobs.length * rowH + 24;
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', `Timeline of ${jobs.length} jobs`);
-  const x = (t: number) => labelW + ((t - t0) / span) * (width - labelW - 10);
-  const add = (tag: string, attrs: Record<string, string | number>, text?: string) => {
-    const node = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-    if (text !== undefined) node.textContent = text;
-    svg.append(node);
-    return node;
-  };
-  jobs.forEach((job: ReportJob, i) => {
-    const y = i * rowH + 4;
-    // `r2:review:rev-a` reads as `r2 review · rev-a`: the session says who.
-    add('text', { x: 4, y: y + 14, class: 'label' }, `${job.step.split(':').slice(0, 2).join(' ')} · ${job.session}`);
-    const start = x(Date.parse(job.dispatched_at!));
-    const end = x(job.finished_at ? Date.parse(job.finished_at) : now);
-    const bar = add('rect', { x: start, y: y + 3, width: Math.max(2, end - start), height: rowH - 8, rx: 3, class: `bar ${job.state}` });
-    const title = document.createElementNS(ns, 'title');
-    title.textContent = `${job.id}: ${job.state}${job.reason ? ` (${job.reason})` : ''}`;
-    bar.append(title);
-    for (const ev of job.events) add('line', { x1: x(Date.parse(ev.at)), x2: x(Date.parse(ev.at)), y1: y + 1, y2: y + rowH - 3, class: `tick ${ev.event}` });
-  });
-  add('text', { x: labelW, y: height - 4, class: 'axis' }, new Date(t0).toLocaleTimeString());
-  add('text', { x: width - 10, y: height - 4, class: 'axis end' }, `${Math.round(span / 1000)} s`);
-  return svg;
+function renderReview(round: ReportRound, review: ReportReview): HTMLElement {
+  const verdict = review.verdict === 'PASS' ? pill('PASS', 'pass') : review.verdict === 'NOT PASS' ? pill('NOT PASS', 'fail') : pill(round.status === 'reviewing' ? 'Reviewing' : 'No verdict', 'pending');
+  const head = el('div', { class: 'review-head' }, el('strong', {}, review.reviewer), verdict, el('span', { class: 'spacer' }), action('Show Log', { type: 'openLog', jobId: review.job_id }, `Show the log of job ${review.job_id}`));
+  const body = review.text.trim() ? markdown(review.text) : el('p', { class: 'muted' }, round.status === 'reviewing' ? 'No report yet.' : 'No report.');
+  return el('div', { class: 'review' }, head, body);
+}
+
+function fileStatus(status: string): string {
+  return { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'type changed' }[status[0] ?? ''] ?? status;
 }
 
 window.addEventListener('message', (e: MessageEvent) => {

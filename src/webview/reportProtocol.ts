@@ -14,6 +14,8 @@ export interface ReportJob {
   session: string;
   /** The loop step: plan, implement, r1:review:rev-a, r1:fix … */
   step: string;
+  /** The step as the trees name it: Plan, Implement, Review · round 1, Fix · round 1 … */
+  title: string;
   round: number | null;
   state: string;
   reason: string | null;
@@ -26,7 +28,7 @@ export interface ReportReview {
   reviewer: string;
   job_id: string;
   verdict: string | null;
-  /** The reviewer's report (agent text: shown as text, never as HTML). */
+  /** The reviewer's report: agent markdown, rendered with raw HTML off and sanitized. */
   text: string;
 }
 
@@ -42,6 +44,8 @@ export interface ReportRound {
 
 export interface ReportModel {
   folderIndex: number;
+  /** The loop's title: the first sentence of its task. */
+  title: string;
   loop: {
     id: string;
     task: string;
@@ -69,7 +73,9 @@ export type PageMessage =
   | { type: 'ready' }
   | { type: 'openChanges'; round: number }
   | { type: 'openFileDiff'; round: number; path: string }
-  | { type: 'openLog'; jobId: string };
+  | { type: 'openLog'; jobId: string }
+  /** A link in a report, task or rebuttal; the extension opens it only if `linkTarget` allows. */
+  | { type: 'openLink'; href: string };
 
 /** What the page keeps across reloads (`setState`), for the panel serializer. */
 export interface PageState {
@@ -92,15 +98,45 @@ export function isPageMessage(m: unknown): m is PageMessage {
       return int(x.round) && (x.round as number) > 0 && str(x.path) && x.path.length < 4096 && !x.path.startsWith('/') && !x.path.split('/').includes('..');
     case 'openLog':
       return str(x.jobId) && /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/.test(x.jobId);
+    case 'openLink':
+      return str(x.href) && linkTarget(x.href) !== undefined;
     default:
       return false;
   }
 }
 
+/** Where a link in agent text may lead: a web page over https, or a file (with an optional `#L12`). */
+export type LinkTarget = { kind: 'web'; url: string } | { kind: 'file'; path: string; line?: number };
+
+/**
+ * What a link's href (as markdown-it normalized it: percent-encoded) may open, or undefined: only
+ * `https:` URLs, `file:` URLs and paths (relative ones are the loop's checkout's). Every other
+ * scheme (`javascript:`, `command:`, `vscode:`, `http:`, `data:` …) and protocol-relative `//host`
+ * links are refused, so the page shows them as text.
+ */
+export function linkTarget(href: string): LinkTarget | undefined {
+  if (typeof href !== 'string' || href === '' || href.length > 2048 || /[\u0000-\u0020\u007f-\u009f\\]/.test(href)) return undefined;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(href)?.[1]?.toLowerCase();
+  if (scheme === 'https') return /^https:\/\/[^/?#@]+([/?#]|$)/i.test(href) ? { kind: 'web', url: href } : undefined;
+  if (scheme !== undefined && scheme !== 'file') return undefined;
+  const rest = scheme === 'file' ? href.replace(/^file:(\/\/(localhost)?(?=\/))?/i, '') : href;
+  if (rest.startsWith('//') || rest.startsWith('#') || rest.startsWith('?')) return undefined;
+  const [pathPart = '', fragment = ''] = rest.split('#', 2);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathPart.split('?')[0]!);
+  } catch {
+    return undefined;
+  }
+  if (decoded === '' || /[\u0000-\u001f\u007f-\u009f]/.test(decoded)) return undefined;
+  const line = /^L(\d{1,7})\b/.exec(fragment)?.[1];
+  return line ? { kind: 'file', path: decoded, line: Number(line) } : { kind: 'file', path: decoded };
+}
+
 export function isHostMessage(m: unknown): m is HostMessage {
   if (typeof m !== 'object' || m === null) return false;
   const x = m as { type?: unknown; model?: { loop?: { id?: unknown }; rounds?: unknown; jobs?: unknown } };
-  return x.type === 'model' && typeof x.model === 'object' && x.model !== null && str(x.model.loop?.id) && Array.isArray(x.model.rounds) && Array.isArray(x.model.jobs);
+  return x.type === 'model' && typeof x.model === 'object' && x.model !== null && str((x.model as { title?: unknown }).title) && str(x.model.loop?.id) && Array.isArray(x.model.rounds) && Array.isArray(x.model.jobs);
 }
 
 export function isPageState(s: unknown): s is PageState {

@@ -307,10 +307,13 @@ describe('the review loop (real git, tmux, broker, scripted agents)', function (
       const c = await f.run(['loop', 'cancel', id]);
       assert.equal(c.exitCode, 0, c.stderr);
       assert.match(c.stdout, new RegExp(`Cancelled loop ${id}`));
+      // Nobody is signalled (the owner could be a VS Code window): the loop's own process lets go.
+      await until(() => running.exitCode !== null, 15_000, 'the loop process to let go');
     } finally {
       running.kill('SIGKILL');
     }
-    assert.equal((await running).signal, 'SIGTERM', 'the loop process was stopped');
+    const ended = await running;
+    assert.deepEqual([ended.signal, ended.exitCode], [undefined, 1], 'the loop process ended by itself, not passed');
     const after = JSON.parse((await f.run(['loop', 'status', id, '--json'])).stdout) as LoopState;
     assert.deepEqual([after.status, after.owner], ['cancelled', null]);
     assert.equal(f.controlPlane.jobs.get(review)!.state, 'cancelled');

@@ -2,7 +2,8 @@
 // The UI check: a workspace with live sessions and jobs in every state, opened in a real VS Code in
 // a real browser; the sidebar and the status bar must show them (checked in the page, not by
 // eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; report.png, the review
-// report webview of a loop with its timeline; untrusted.png for a workspace that is not trusted).
+// report webview of a loop with its timeline, then in four themes with its text contrast measured,
+// test/ui/reportChecks.mjs; untrusted.png for a workspace that is not trusted).
 //
 // It runs what a user installs: the VSIX that `npm run package` makes, installed as `code
 // --install-extension` does, and the `mam` CLI from inside it — no node_modules next to it.
@@ -14,6 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installVsix } from '../../scripts/vscode/install.mjs';
+import { addHostileReport, REPORT_CHECKS } from './reportChecks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE = path.join(ROOT, 'test/fixtures/fake-agent.js');
@@ -28,7 +30,7 @@ for (const d of [ws, home, tmuxDir]) fs.mkdirSync(d, { recursive: true });
 const vsix = path.join(base, 'multi-agent-mux.vsix');
 let CLI;
 try {
-  const packaged = spawnSync(path.join(ROOT, 'node_modules/.bin/vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
+  const packaged = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
   if (packaged.status !== 0) throw new Error(`vsce package failed (${packaged.status}): ${packaged.stdout}${packaged.stderr}`);
   CLI = path.join(installVsix(vsix, path.join(base, 'extensions'), path.join(base, 'vsix-install')), 'dist/cli.js');
 } catch (err) {
@@ -72,6 +74,7 @@ try {
   agent('loop-creator', 'creator', 'creator');
   agent('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
   mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
+  addHostileReport(ws);
   // A task for a person: started and completed from its row in the Jobs tree, as its assignee does.
   const person = JSON.parse(mam('job', 'submit', '--session', 'human:dana', '--prompt', 'Proofread the changelog', '--no-wait', '--json').stdout);
 
@@ -81,7 +84,7 @@ try {
     '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input', '--expect', 'Proofread the changelog',
     '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'),
     // The review report of that loop, with its timeline.
-    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'),
+    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'), ...REPORT_CHECKS,
     '--row-action', 'Proofread the changelog::Start Task', '--row-action', 'Proofread the changelog::Complete Task::three typos fixed');
   if (code === 0) {
     const { job: done } = JSON.parse(mam('job', 'status', person.id, '--json').stdout);

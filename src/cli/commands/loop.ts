@@ -1,10 +1,7 @@
-import * as os from 'node:os';
-import { ExitCode, MamError, UsageError } from '../../core/base/errors';
-import { cancelJob } from '../../core/jobs/jobActions';
-import { isTerminal } from '../../core/jobs/jobSchema';
+import { UsageError } from '../../core/base/errors';
 import { LoopRunner } from '../../core/loop/loopRunner';
+import { cancelLoop } from '../../core/loop/loopCancel';
 import { LoopStore, type LoopState } from '../../core/loop/loopState';
-import { isAlive, sleep } from '../../core/store/lock';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 
@@ -123,7 +120,7 @@ const list: Command = {
 
 const cancel: Command = {
   path: ['loop', 'cancel'],
-  summary: 'stop a loop: its running process, and the jobs it has open',
+  summary: 'stop a loop: the jobs it has open, and its runner (in a terminal or a VS Code window) lets go',
   positionals: [{ name: 'loop', description: 'the loop ID', required: true }],
   async run(ctx) {
     const store = new LoopStore(ctx.controlPlane().paths);
@@ -133,20 +130,8 @@ const cancel: Command = {
       ctx.out(`Loop ${loop.id} had already ended: ${loop.status}.`);
       return 0;
     }
-    const owner = loop.owner && loop.owner.host === os.hostname() && isAlive(loop.owner.pid) ? loop.owner.pid : undefined;
-    if (owner !== undefined) {
-      process.kill(owner, 'SIGTERM');
-      // Its last write must not land after ours: wait for it to be gone.
-      for (const end = Date.now() + 10_000; isAlive(owner); await sleep(20)) {
-        if (Date.now() > end) throw new MamError(`loop ${loop.id}: its process ${owner} did not stop`, 'loop_busy', ExitCode.failed);
-      }
-    }
-    for (const step of loop.steps) {
-      const job = ctx.controlPlane().jobs.get(step.job_id);
-      if (job && !isTerminal(job.state)) await cancelJob(ctx.jobs(), job.id);
-    }
-    const latest = store.get(loop.id)!;
-    store.save({ ...latest, status: 'cancelled', reason: 'cancelled by the user', exit_code: 1, owner: null });
+    // No signal: the loop's owner may be a VS Code window. It sees the cancel and lets go (cancelLoop).
+    await cancelLoop(ctx.jobs(), store, loop.id);
     ctx.out(`Cancelled loop ${loop.id}.`);
     return 0;
   },

@@ -8,7 +8,7 @@ import { agrees, verdictOf } from '../loop/verdict';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { JobEngine } from './jobEngine';
 import { isTerminal, type JobRecord, type JobType } from './jobSchema';
-import { exitCodeOf, parseTarget, submitJob, type SubmitRequest, type SubmitResult } from './submit';
+import { exitCodeOf, parseTarget, submitJob, titleOf, type SubmitRequest, type SubmitResult } from './submit';
 
 /**
  * The two job types made of other jobs (SPEC §5): `loop` — a worker, then a reviewer, until the
@@ -39,8 +39,8 @@ export async function submitComposite(engine: JobEngine, req: CompositeRequest):
   const task = taskText(req);
   await engine.connect();
   const parent = await registerParent(engine, req, type, task);
-  const child = (session: string, prompt: string, role: string): Promise<SubmitResult> =>
-    submitJob(engine, { ...req, session, prompt, briefFile: undefined, role, type: 'direct', parentJob: parent.id, wait: true });
+  const child = (session: string, prompt: string, role: string, title: string): Promise<SubmitResult> =>
+    submitJob(engine, { ...req, session, prompt, briefFile: undefined, role, type: 'direct', parentJob: parent.id, wait: true, title });
   let result: { state: 'completed' | 'failed'; reason: string | null; detail: string; exitCode: SubmitResult['exitCode'] };
   try {
     result = type === 'loop' ? await runLoop(engine, parent, req, task, child) : await runDiscussion(engine, parent, req, task, child);
@@ -53,19 +53,20 @@ export async function submitComposite(engine: JobEngine, req: CompositeRequest):
   return { job, exitCode: result.exitCode };
 }
 
-type RunChild = (session: string, prompt: string, role: string) => Promise<SubmitResult>;
+type RunChild = (session: string, prompt: string, role: string, title: string) => Promise<SubmitResult>;
 
 async function runLoop(engine: JobEngine, parent: JobRecord, req: CompositeRequest, task: string, child: RunChild) {
   const maxIter = req.maxIter ?? 3;
   let findings = '';
   for (let iter = 1; iter <= maxIter; iter++) {
-    const work = await child(req.session, iter === 1 ? task : `${task}\n\n## Review findings to address (iteration ${iter} of ${maxIter})\n\n${findings}`, 'worker');
+    const work = await child(req.session, iter === 1 ? task : `${task}\n\n## Review findings to address (iteration ${iter} of ${maxIter})\n\n${findings}`, 'worker', `Work · iteration ${iter}`);
     await moveParent(engine, parent.id, 'started');
     if (work.job.state !== 'completed') return childFailed(work, `worker job ${work.job.id}`);
     const review = await child(
       req.reviewer!,
       `Review the work done for this task (iteration ${iter} of ${maxIter}).\n\n### Task\n\n${task}\n\n### What the worker reported (job ${work.job.id})\n\n${outcomeText(work.job)}\n\nWrite a report with your findings. End it with your verdict alone on the last line: [VERDICT: PASS] or [VERDICT: NOT PASS].`,
       'reviewer',
+      `Review · iteration ${iter}`,
     );
     if (review.job.state !== 'completed') return childFailed(review, `reviewer job ${review.job.id}`);
     const report = outcomeText(review.job);
@@ -88,7 +89,7 @@ async function runDiscussion(engine: JobEngine, parent: JobRecord, req: Composit
       transcript.length ? `\n### The discussion so far\n\n${transcript.join('\n\n')}` : '',
       '\nGive your view. If you agree with where the discussion has landed, end your answer (the --detail or --report of `completed`) with [AGREE] alone on its last line.',
     ].join('\n');
-    const result = await child(side, prompt, 'discussant');
+    const result = await child(side, prompt, 'discussant', `Discussion · turn ${turn}`);
     await moveParent(engine, parent.id, 'started');
     if (result.job.state !== 'completed') return childFailed(result, `turn ${turn} (${side})`);
     const answer = outcomeText(result.job);
@@ -127,7 +128,7 @@ async function registerParent(engine: JobEngine, req: CompositeRequest, type: Jo
     {
       id, session: req.session, type, role: req.role ?? null, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
       parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name }, signed: true, brief,
-      owner: { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') },
+      owner: { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') }, title: titleOf(req, task),
       ...(type === 'loop' ? { reviewer: req.reviewer, max_iter: req.maxIter ?? 3 } : { partner: req.partner, max_turns: req.maxTurns ?? 6 }),
     },
     randomBytes(32).toString('hex'),

@@ -12,6 +12,25 @@ export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.has(state);
 }
 
+/** Registered, delivered or running: not ended yet. */
+export function isOpen(state: JobState): boolean {
+  return !TERMINAL_STATES.has(state);
+}
+
+/**
+ * One version of a job record: every change the ledger writes moves its state, seq or updated_at
+ * (the delivery too, for a patch in the same millisecond). Two copies with the same version are
+ * the same change heard twice.
+ */
+export function jobVersion(job: Pick<JobRecord, 'state' | 'seq' | 'updated_at' | 'delivery'>): string {
+  return `${job.state}|${job.seq}|${job.updated_at}|${job.delivery ?? ''}`;
+}
+
+/** An open job whose agent last said `permission_required`: it waits for a human. */
+export function needsPermission(job: Pick<JobRecord, 'state' | 'last_event'>): boolean {
+  return isOpen(job.state) && job.last_event === 'permission_required';
+}
+
 /** The job's timers, fixed when it is submitted (flags > env > settings > .mam.env > defaults). */
 export interface JobTimers {
   /** T: seconds after delivery for `started`. */
@@ -84,7 +103,11 @@ export interface JobRecord {
   finished_at?: string | null;
   /** The last event applied while the job was open (`permission_required`: it waits for a human). */
   last_event?: string | null;
-  /** The task's first line, for lists. */
+  /**
+   * What lists show (title.ts): `--title`, the loop step ("Review · round 2"), or the task's first
+   * sentence, at most 60 characters. Records written before held the task's first line; read them
+   * through `jobTitle`.
+   */
   title?: string | null;
   /** Seqs skipped by a later event, still welcome (from the outbox) but never twice. */
   missing?: number[];

@@ -14,6 +14,7 @@ import { injectedLine, writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
 import { isTerminal, JOB_TYPES, type JobRecord, type JobTarget, type JobTimers, type JobType } from './jobSchema';
 import { REASONS } from './lifecycle';
+import { clampTitle, titleFromTask } from './title';
 
 export interface SubmitRequest {
   /** `NAME`, `tmux:NAME`, `herdr:NAME`, `remote:RUNNER`, `remote:RUNNER/SESSION` or `human:NAME`. */
@@ -35,6 +36,8 @@ export interface SubmitRequest {
   appendix?: string;
   /** The job's ID, chosen by the caller (the review loop records it before submitting). */
   jobId?: string;
+  /** A short title for lists; default: the task's first sentence (title.ts). */
+  title?: string;
 }
 
 export interface SubmitResult {
@@ -87,6 +90,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const { controlPlane, config } = engine.deps;
   const target = parseTarget(req.session);
   const task = taskOf(req);
+  const title = titleOf(req, task);
   const type = (req.type ?? 'direct') as JobType;
   const role = roleOf(req.role);
   if (!JOB_TYPES.includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
@@ -124,7 +128,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
     {
       id, session: req.session, type, role, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
       parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name, ...(target.mux ? { mux: target.mux } : {}) },
-      timers, signed: true, brief: briefPath, owner, title: titleOf(task), delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
+      timers, signed: true, brief: briefPath, owner, title, delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
     },
     token,
   );
@@ -216,10 +220,12 @@ export function roleOf(role: string | undefined): string | null {
   return word;
 }
 
-/** The first non-empty line of a task, shortened: what lists show for a job. */
-export function titleOf(task: string): string {
-  const line = task.split('\n').map((l) => l.replace(/^#+\s*/, '').trim()).find((l) => l !== '') ?? '';
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+/** The job's title: `--title` (one line, shortened if long), else the task's first sentence. */
+export function titleOf(req: Pick<SubmitRequest, 'title'>, task: string): string {
+  if (req.title === undefined) return titleFromTask(task);
+  const title = clampTitle(req.title);
+  if (title === '') throw new UsageError('--title is empty');
+  return title;
 }
 
 function taskOf(req: SubmitRequest): string {

@@ -12,6 +12,7 @@ import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobRecord } from '../jobs/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { submitJob, waitForEnd } from '../jobs/submit';
+import { loopStepTitle, titleFromTask } from '../jobs/title';
 import { sourceOf } from '../config/settings';
 import { acquire, isAlive } from '../store/lock';
 import { challengePrompt, fixPrompt, implementPrompt, planPrompt, revisePrompt, reviewPrompt } from './loopPrompts';
@@ -45,6 +46,9 @@ export class LoopNotStartedError extends MamError {
     super(message, 'loop_not_started', ExitCode.notDelivered);
   }
 }
+
+/** The loop was cancelled by someone else (`cancelLoop`) while this runner ran it. */
+class LoopCancelledError extends Error {}
 
 /** After so many rounds whose tree changed under review, the loop stops. */
 const MAX_STALE_ROUNDS = 3;
@@ -85,7 +89,7 @@ export class LoopRunner extends DisposableBase {
       await this.checkSessionsFree(options);
       const now = new Date().toISOString();
       const state: LoopState = {
-        ...options, id: `l-${now.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`,
+        ...options, title: titleFromTask(options.task), id: `l-${now.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`,
         created_at: now, updated_at: now, status: 'running', reason: null, exit_code: null, owner: null, plan: null, steps: [], rounds: [], rebuts_used: 0,
       };
       return await this.run(state, 'starting');
@@ -108,6 +112,15 @@ export class LoopRunner extends DisposableBase {
   }
 
   private async run(state: LoopState, how: 'starting' | 'resuming'): Promise<LoopState> {
+    try {
+      return await this.runSteps(state, how);
+    } catch (err) {
+      if (err instanceof LoopCancelledError) return this.letGo(state);
+      throw err;
+    }
+  }
+
+  private async runSteps(state: LoopState, how: 'starting' | 'resuming'): Promise<LoopState> {
     state.owner = { pid: process.pid, host: os.hostname() };
     await this.save(state);
     this.say(state, `${how} loop ${state.id} on ${state.checkout} (base ${state.base.slice(0, 12)})`);
@@ -235,7 +248,7 @@ export class LoopRunner extends DisposableBase {
     }
     if (!job) {
       this.say(state, `${key}: job ${step.job_id} to ${session}`);
-      job = (await submitJob(this.engine, { session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id })).job;
+      job = (await submitJob(this.engine, { session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id, title: loopStepTitle(step) })).job;
     } else {
       if (!isTerminal(job.state)) {
         this.say(state, `${key}: waiting for job ${job.id} (${job.state}) from before the restart`);
@@ -311,8 +324,24 @@ export class LoopRunner extends DisposableBase {
   }
 
   private save(state: LoopState): Promise<void> {
-    this.saving = this.saving.then(() => this.loops.save(state));
+    this.saving = this.saving.then(() => {
+      // Cancelled from elsewhere (cancelLoop): stop at this step, and never overwrite that.
+      if (state.status !== 'cancelled' && this.loops.get(state.id)?.status === 'cancelled') throw new LoopCancelledError(state.id);
+      this.loops.save(state);
+    });
     return this.saving;
+  }
+
+  /** After a cancel: the loop as the canceller wrote it, no longer owned by this process. */
+  private letGo(state: LoopState): LoopState {
+    this.saving = Promise.resolve();
+    const latest = this.loops.get(state.id) ?? state;
+    if (latest.owner?.pid === process.pid && latest.owner.host === os.hostname()) {
+      latest.owner = null;
+      this.loops.save(latest);
+    }
+    this.say(latest, `loop ${latest.id} cancelled`);
+    return latest;
   }
 
   private say(state: LoopState, message: string): void {

@@ -70,6 +70,8 @@ export interface LoopOptions {
 /** `.mam/loops/<id>.json`: everything a loop decided so far, written after every step. */
 export interface LoopState extends LoopOptions {
   id: string;
+  /** The task's first sentence, short (title.ts); loops recorded before it were titled from the task when shown. */
+  title?: string;
   created_at: string;
   updated_at: string;
   status: 'running' | 'passed' | 'failed' | 'cancelled';

@@ -16,6 +16,7 @@ import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../jobs/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { deliverJob } from '../jobs/submit';
+import { titleFromTask } from '../jobs/title';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
 import { parseUntrusted, topics, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
@@ -274,7 +275,7 @@ export class RemoteRunner extends DisposableBase {
       {
         id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
         parent_job: null, detail: null, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
-        timers: d.timers, signed: true, brief: briefPath, owner: this.owner, delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
+        timers: d.timers, signed: true, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
         remote: origin,
       },
       d.token,

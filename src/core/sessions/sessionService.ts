@@ -369,6 +369,16 @@ export class SessionService {
     return { program, args };
   }
 
+  /**
+   * Why `agent`'s program (its MAM_AGENT_COMMAND_<AGENT> override, else its CLI) cannot start in
+   * `cwd`, or undefined when it can: the check a create makes, without spawning anything.
+   */
+  programProblem(agent: string, cwd: string): string | undefined {
+    const adapter = adapterFor(agent);
+    if (adapter.name === 'shell') return undefined;
+    return findProgram(this.commandFor(adapter, undefined).program[0]!, cwd, this.deps.env.PATH ?? '');
+  }
+
   /** A missing agent CLI is a clear error before anything is registered or placed. */
   private checkProgram(argv: readonly string[], cwd: string, adapter: AgentAdapter): void {
     const missing = findProgram(argv[0]!, cwd, this.deps.env.PATH ?? '');

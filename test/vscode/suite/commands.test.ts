@@ -6,9 +6,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import { waitFor } from '../waitFor';
+import { BACK, CANCEL, Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
-
-type Window = Record<'showQuickPick' | 'showInputBox' | 'showWarningMessage' | 'showErrorMessage', (...args: unknown[]) => unknown>;
 
 /**
  * The commands as a user runs them from the Command Palette and the trees' context menus: every
@@ -19,45 +18,15 @@ describe('the commands end to end, prompts answered like a user', function () {
   this.timeout(120_000);
   let api: MamApi;
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-commands-')), 'agent.ndjson');
-  const answers: string[] = [];
-  const errors: string[] = [];
-  const original: Partial<Window> = {};
-  const win = vscode.window as unknown as Window;
+  const prompts = new Prompts();
+  const { answers, errors } = prompts;
 
-  const next = (asked: string): string => {
-    const answer = answers.shift();
-    if (answer === undefined) throw new Error(`no answer left for: ${asked}`);
-    return answer;
-  };
   before(async () => {
     api = await mamApi();
-    for (const k of ['showQuickPick', 'showInputBox', 'showWarningMessage', 'showErrorMessage'] as const) original[k] = win[k];
-    win.showQuickPick = async (items: unknown, options?: unknown) => {
-      const answer = next(String((options as { title?: string })?.title));
-      const list = (await items) as Array<{ label: string }>;
-      const found = list.find((i) => i.label === answer || i.label.endsWith(` ${answer}`));
-      if (!found) throw new Error(`no item '${answer}' among ${list.map((i) => i.label).join(', ')}`);
-      return found;
-    };
-    win.showInputBox = async (options?: unknown) => {
-      const o = options as { title?: string; validateInput?: (v: string) => unknown };
-      const answer = next(String(o?.title));
-      const problem = await o?.validateInput?.(answer);
-      if (problem) throw new Error(`the input box refused '${answer}': ${String(problem)}`);
-      return answer;
-    };
-    win.showWarningMessage = async (message: unknown, ...rest: unknown[]) => {
-      // Only modal questions wait for an answer; other warnings are notes to the user.
-      if (typeof rest[0] === 'object' && rest[0] && (rest[0] as { modal?: boolean }).modal) return next(String(message));
-      return undefined;
-    };
-    win.showErrorMessage = async (message: unknown) => {
-      errors.push(String(message));
-      return undefined;
-    };
+    prompts.install();
   });
   after(async () => {
-    Object.assign(win, original);
+    prompts.restore();
     await cleanUp(api);
   });
   afterEach(() => {
@@ -73,10 +42,63 @@ describe('the commands end to end, prompts answered like a user', function () {
 
   it('Create Session…: agent, command, role, name, onboarding — the session runs', async () => {
     const command = fakeAgentCommand('work', ['--log', log]).join(' ');
+    const from = prompts.asked.length;
     answers.push('shell', command, 'worker', 'palette-1', 'Skip onboarding');
     await vscode.commands.executeCommand('mam.createSession');
     const created = await waitFor('the session', () => row('palette-1'));
     assert.deepEqual([created.agent, created.role, created.status], ['shell', 'worker', 'running']);
+    // One titled flow: the shell agent adds the command step, so 4 steps become 5; Back from the second on.
+    const shown = prompts.asked.slice(from);
+    assert.deepEqual(shown.map((a) => [a.title, `${a.step}/${a.totalSteps}`, a.back]), [
+      ['Create Session', '1/4', false],
+      ['Create Session', '2/5', true],
+      ['Create Session', '3/5', true],
+      ['Create Session', '4/5', true],
+      ['Create Session', '5/5', true],
+    ]);
+    assert.ok(shown.every((a) => a.placeholder && !/\(\d\/\d\)/.test(a.title)), 'every step has a placeholder, no step count in the title');
+  });
+
+  it('Create Session… goes Back: the steps follow the choices, a suggested name follows the role, Escape creates nothing', async () => {
+    const from = prompts.asked.length;
+    answers.push('shell', BACK, 'claude', 'worker', BACK, 'reviewer', 'never-made', CANCEL);
+    await vscode.commands.executeCommand('mam.createSession');
+    // Back at the command step returns to the agent, still shell (5 steps) until claude is picked (4).
+    assert.deepEqual(prompts.steps(from).map((s) => s.split(' ')[0]), ['1/4', '2/5', '1/5', '2/4', '3/4', '2/4', '3/4', '4/4']);
+    const names = prompts.asked.slice(from).filter((a) => a.kind === 'input' && a.placeholder === 'Its name');
+    assert.deepEqual(names.map((a) => a.value), ['worker-claude-1', 'reviewer-claude-1']);
+    assert.equal(await row('never-made'), undefined);
+  });
+
+  it('Create Session…: installed agent CLIs first, the others marked as not found on PATH', async () => {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-bin-'));
+    for (const name of ['grok', 'codex']) fs.writeFileSync(path.join(bin, name), '#!/bin/sh\n', { mode: 0o755 });
+    const missing = ['claude', 'codex', 'gemini', 'opencode', 'grok', 'hermes', 'agy'].filter((a) => !['grok', 'codex'].includes(a) && !engine().config.agents[a as 'claude']);
+    assert.ok(missing.length > 0);
+    const from = prompts.asked.length;
+    const saved = process.env.PATH;
+    // The engine reads the extension host's environment; the monitor (tmux) must not run without PATH meanwhile.
+    engine().stopMonitor();
+    process.env.PATH = bin;
+    try {
+      answers.push(CANCEL);
+      await vscode.commands.executeCommand('mam.createSession');
+    } finally {
+      process.env.PATH = saved;
+      engine().startMonitor();
+    }
+    const items = prompts.asked[from]!.items!;
+    const separators = items.flatMap((i, at) => (i.separator ? [[i.label, at] as const] : []));
+    assert.deepEqual(separators.map(([label]) => label), ['installed', 'not installed']);
+    const installed = items.slice(1, separators[1]![1]).map((i) => i.label);
+    const notInstalled = items.slice(separators[1]![1] + 1);
+    for (const name of ['codex', 'grok', 'shell']) assert.ok(installed.includes(name), `${name} is under installed: ${installed.join(', ')}`);
+    for (const name of missing) {
+      const item = notInstalled.find((i) => i.label === name);
+      assert.ok(item, `${name} is under not installed`);
+      assert.match(String(item.description), / · not found on PATH$/);
+    }
+    assert.ok(installed.every((name) => !notInstalled.some((i) => i.label === name)));
   });
 
   it('Delegate Job… with a typed task: the job is delivered and completes', async () => {
@@ -85,6 +107,18 @@ describe('the commands end to end, prompts answered like a user', function () {
     const job = await waitFor('the job', () => engine().listJobs().find((j) => j.session === 'palette-1'));
     await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
     assert.match(fs.readFileSync(job.brief!, 'utf8'), /Summarize the README in three lines/);
+  });
+
+  it('Delegate Job… from the palette: session, source and task as steps 1–3, each with a placeholder', async () => {
+    const from = prompts.asked.length;
+    answers.push('palette-1', 'Type the task', 'List the folders');
+    await vscode.commands.executeCommand('mam.delegateJob');
+    const job = await waitFor('the job', () => engine().listJobs().find((j) => j.session === 'palette-1' && fs.readFileSync(j.brief!, 'utf8').includes('List the folders')));
+    await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    const shown = prompts.asked.slice(from);
+    assert.deepEqual(shown.map((a) => `${a.title} ${a.step}/${a.totalSteps}`), ['Delegate Job 1/3', 'Delegate Job 2/3', 'Delegate Job 3/3']);
+    assert.ok(shown.every((a) => a.placeholder), 'every step has a placeholder');
+    assert.ok(shown[0]!.items!.some((i) => i.label === 'palette-1'));
   });
 
   it('Send Message…: the line arrives in the agent exactly as typed', async () => {
@@ -158,8 +192,10 @@ describe('the commands end to end, prompts answered like a user', function () {
   });
 
   it('Delegate to a Person…, then Start Task and Complete Task… on the row in the Jobs tree', async () => {
+    const from = prompts.asked.length;
     answers.push('carol', 'Proofread the changelog');
     await vscode.commands.executeCommand('mam.delegateToPerson');
+    assert.deepEqual(prompts.steps(from), ['1/2 Who? Their name, e.g. alice', '2/2 The task for carol']);
     const job = await waitFor('the task', () => engine().listJobs().find((j) => j.session === 'human:carol'));
     await waitFor('it to be assigned', () => engine().job(job.id)?.state === 'dispatched');
     const row = api.jobs.getTreeItem({ kind: 'job', folderIndex: 0, jobId: job.id, group: 'running' });
@@ -171,6 +207,43 @@ describe('the commands end to end, prompts answered like a user', function () {
     await vscode.commands.executeCommand('mam.completePersonJob', { folderIndex: 0, jobId: job.id });
     await waitFor('the task to complete', () => engine().job(job.id)?.state === 'completed');
     assert.equal(engine().job(job.id)!.detail, 'proofread, three typos fixed');
+  });
+
+  it('Stop Broker and Start Broker: the embedded broker stops and comes back on its port; nothing to do is said so', async () => {
+    const before = engine().embeddedBroker()!;
+    assert.equal(before.running, true, 'the engine started the embedded broker');
+    assert.equal(engine().listJobs().filter((j) => ['registered', 'dispatched', 'started'].includes(j.state)).length, 0, 'no open job: no question');
+    await vscode.commands.executeCommand('mam.stopBroker');
+    assert.equal(engine().embeddedBroker()!.running, false);
+    const infos = prompts.infos.length;
+    await vscode.commands.executeCommand('mam.stopBroker');
+    const said = () => prompts.infos.slice(infos).filter((m) => m.startsWith('MAM: the broker'));
+    assert.deepEqual(said(), ['MAM: the broker is not running.']);
+    await vscode.commands.executeCommand('mam.startBroker');
+    const after = engine().embeddedBroker()!;
+    assert.deepEqual([after.running, after.port], [true, before.port]);
+    await vscode.commands.executeCommand('mam.startBroker');
+    assert.deepEqual(said(), ['MAM: the broker is not running.', 'MAM: the broker is already running.']);
+  });
+
+  it('Stop All Sessions asks once, naming how many, and stops every running session', async () => {
+    await engine().createSession({ name: 'palette-3', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work') });
+    const running = (await engine().listSessions()).filter((r) => r.status === 'running');
+    assert.ok(running.length >= 2, running.map((r) => r.name).join());
+    const from = prompts.asked.length;
+    answers.push('Cancel');
+    await vscode.commands.executeCommand('mam.stopAllSessions');
+    assert.equal((await engine().listSessions()).filter((r) => r.status === 'running').length, running.length, 'declined: nothing stopped');
+    answers.push(`Stop ${running.length} Sessions`);
+    await vscode.commands.executeCommand('mam.stopAllSessions');
+    assert.deepEqual(prompts.asked.slice(from).map((a) => [a.kind, a.title]), [
+      ['modal', `Stop all ${running.length} running sessions?`],
+      ['modal', `Stop all ${running.length} running sessions?`],
+    ]);
+    for (const r of running) assert.equal((await row(r.name))!.status, 'stopped', r.name);
+    const infos = prompts.infos.length;
+    await vscode.commands.executeCommand('mam.stopAllSessions');
+    assert.ok(prompts.infos.slice(infos).includes('MAM: no session is running.'));
   });
 
   it('Stop Monitor and Start Monitor, Run Doctor', async () => {

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/**
+ * `npm run screenshots`: after the UI check (`npm run test:ui`, which screenshots the packaged
+ * extension in a real VS Code into test-output/), copies the shots the README shows into
+ * docs/images/, cropped to what they are about, to be committed with the change that altered what
+ * they show. Crops are drawn by Debian's Chromium through playwright-core, as the UI check's are.
+ *
+ *   node scripts/screenshots.mjs        fails if a shot is missing or older than the build it shows
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { withChromium } from './chromium.mjs';
+import { CHROMIUM, REPO_ROOT } from './vscode/install.mjs';
+
+const FROM = path.join(REPO_ROOT, 'test-output');
+const TO = path.join(REPO_ROOT, 'docs/images');
+// test-output/<shot> → docs/images/<name>, and the part of the 1400×900 window kept: what README.md links to.
+const SHOTS = [
+  // The activity bar, the Sessions, Jobs and Loops views and the status bar's start (MAM's item), at full size.
+  { shot: 'sidebar.png', name: 'vscode.png', clip: { x: 0, y: 0, width: 348, height: 900 } },
+];
+
+// A shot older than the bundle it shows is from an earlier run, not from this build.
+const built = fs.statSync(path.join(REPO_ROOT, 'dist/extension.js')).mtimeMs;
+const stale = SHOTS.filter(({ shot }) => !(fs.statSync(path.join(FROM, shot), { throwIfNoEntry: false })?.mtimeMs >= built));
+if (stale.length > 0) {
+  console.error(`[screenshots] ${stale.map((s) => `test-output/${s.shot}`).join(', ')}: missing or older than dist/extension.js; run npm run test:ui first`);
+  process.exit(1);
+}
+
+fs.mkdirSync(TO, { recursive: true });
+await withChromium('screenshots', async (browser) => {
+  for (const { shot, name, clip } of SHOTS) {
+    const png = fs.readFileSync(path.join(FROM, shot));
+    const page = await browser.newPage({ viewport: { width: png.readUInt32BE(16), height: png.readUInt32BE(20) }, deviceScaleFactor: 1 });
+    await page.setContent(`<body style="margin:0"><img id="shot" src="data:image/png;base64,${png.toString('base64')}"></body>`);
+    await page.evaluate(() => document.getElementById('shot').decode());
+    const target = path.join(TO, name);
+    await page.screenshot({ path: target, clip });
+    await page.close();
+    console.log(`[screenshots] test-output/${shot} → docs/images/${name} (${clip.width}×${clip.height}, ${Math.round(fs.statSync(target).size / 1024)} KB)`);
+  }
+});
