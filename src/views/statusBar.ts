@@ -5,8 +5,10 @@ import type { EngineHost } from './engineHost';
 import { DisposableBase } from './lifecycle';
 
 export interface StatusCounts {
-  /** Open jobs that are not waiting for the user. */
+  /** Open jobs that are not waiting for the user, a person's tasks aside. */
   running: number;
+  /** Open tasks assigned to a person (`human:NAME`). */
+  assigned: number;
   /** Open jobs whose agent asked for permission. */
   blocked: number;
   /** Running sessions that show a screen only a person can answer. */
@@ -65,11 +67,12 @@ export class JobStatusBar extends DisposableBase {
   }
 
   counts(): StatusCounts {
-    const counts: StatusCounts = { running: 0, blocked: 0, attention: this.attention, failed: 0 };
+    const counts: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: this.attention, failed: 0 };
     const looking = this.jobsView?.visible ?? false;
     for (const { engine } of this.host.current) {
       for (const job of engine.listJobs()) {
         if (needsPermission(job)) counts.blocked++;
+        else if (isOpen(job.state) && job.target?.kind === 'human') counts.assigned++;
         else if (isOpen(job.state)) counts.running++;
         else if (!looking && failedSince(job, this.seenUntil)) counts.failed++;
       }
@@ -80,7 +83,7 @@ export class JobStatusBar extends DisposableBase {
   update(): void {
     const c = this.counts();
     const needsYou = c.blocked + c.attention;
-    const parts = [c.running && `${c.running} running`, needsYou && `${needsYou} needs you`, c.failed && `${c.failed} failed`].filter(Boolean);
+    const parts = [c.running && `${c.running} running`, c.assigned && `${c.assigned} assigned`, needsYou && `${needsYou} needs you`, c.failed && `${c.failed} failed`].filter(Boolean);
     if (this.host.current.length === 0 || parts.length === 0) {
       this.item.hide();
       this.visible = false;
@@ -90,6 +93,7 @@ export class JobStatusBar extends DisposableBase {
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown('| Multi-Agent Mux | |\n|:--|--:|\n');
     tooltip.appendMarkdown(`| Jobs running | ${c.running} |\n`);
+    tooltip.appendMarkdown(`| Tasks assigned to people | ${c.assigned} |\n`);
     tooltip.appendMarkdown(`| Jobs waiting for permission | ${c.blocked} |\n`);
     tooltip.appendMarkdown(`| Sessions needing attention | ${c.attention} |\n`);
     tooltip.appendMarkdown(`| Failed or timed out, not yet seen | ${c.failed} |\n\n`);
@@ -97,6 +101,7 @@ export class JobStatusBar extends DisposableBase {
     this.item.tooltip = tooltip;
     const spoken = [
       c.running && `${c.running} ${c.running === 1 ? 'job' : 'jobs'} running`,
+      c.assigned && `${c.assigned} assigned to people`,
       c.blocked && `${c.blocked} waiting for permission`,
       c.attention && `${c.attention} ${c.attention === 1 ? 'session needs' : 'sessions need'} attention`,
       c.failed && `${c.failed} failed since you last opened the Jobs view`,

@@ -201,6 +201,7 @@ describe('the commands end to end, prompts answered like a user', function () {
     const row = api.jobs.getTreeItem({ kind: 'job', folderIndex: 0, jobId: job.id, group: 'running' });
     assert.match(String(row.contextValue), /^mam\.job\.dispatched.*\.person$/, 'the row offers Start Task');
     assert.match(String(row.description), /^assigned · .* · carol$/);
+    await waitFor('the status bar to count the task as assigned', () => api.statusBar.counts().assigned === 1 && /\b1 assigned\b/.test(api.statusBar.item.text));
     await vscode.commands.executeCommand('mam.startPersonJob', { folderIndex: 0, jobId: job.id });
     await waitFor('the task to start', () => engine().job(job.id)?.state === 'started');
     answers.push('proofread, three typos fixed');
