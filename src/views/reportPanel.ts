@@ -195,7 +195,7 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
       reviews: r.reviews.length
         ? r.reviews.map((v) => ({ reviewer: printable(v.reviewer), job_id: v.job_id, verdict: v.verdict ?? null, text: printableLines(loop.steps.find((s) => s.key === v.step)?.text ?? '') }))
         : loop.steps.filter((s) => s.key.startsWith(`r${r.n}:review:`)).map((s) => ({ reviewer: printable(s.session), job_id: s.job_id, verdict: null, text: printableLines(s.text ?? '') })),
-      files: (await engine.changedFiles(r.identity, loop.checkout).catch(() => [])).map((f) => ({ status: f.status, path: f.path })),
+      files: (await engine.changedFiles(r.identity, loop.checkout).catch(() => [])).map((f) => ({ status: f.status, path: f.path, label: printable(f.path, 400) })),
     })),
   );
   return {

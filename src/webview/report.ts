@@ -120,7 +120,7 @@ function renderRound(round: ReportRound): HTMLElement {
   if (round.files.length) {
     const list = el('ul', { class: 'files', 'aria-label': `Files changed in round ${round.n}` });
     for (const f of round.files) {
-      list.append(el('li', {}, el('span', { class: 'mono status', title: fileStatus(f.status) }, f.status), action(f.path, { type: 'openFileDiff', round: round.n, path: f.path }, `Open the diff of ${f.path} in round ${round.n}`)));
+      list.append(el('li', {}, el('span', { class: 'mono status', title: fileStatus(f.status) }, f.status), action(f.label, { type: 'openFileDiff', round: round.n, path: f.path }, `Open the diff of ${f.label} in round ${round.n}`)));
     }
     parts.push(list);
   }

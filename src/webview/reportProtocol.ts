@@ -39,7 +39,8 @@ export interface ReportRound {
   rebut: string | null;
   children: Array<{ id: string; state: string; session: string }>;
   reviews: ReportReview[];
-  files: Array<{ status: string; path: string }>;
+  /** `path` as git names it (sent back to open its diff); `label` is it as shown, control characters made visible. */
+  files: Array<{ status: string; path: string; label: string }>;
 }
 
 export interface ReportModel {

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { findEnclosingAgent } from '../../src/core/sessions/enclosingAgent';
 import type { InitResult } from '../../src/core/init/initWorkspace';
 import { CLI, tempDir } from '../support/helpers';
+import { itNeeds } from '../support/needs';
 
 /** Runs `mam init --json` the way an agent's shell tool does (a shell below the agent), and prints its output. */
 const STAND_IN = `
@@ -32,17 +33,15 @@ async function initUnder(argv0: string, options: { env?: Record<string, string>;
 }
 
 describe('finding the agent that runs mam init (process ancestry)', () => {
-  const isLinux = fs.existsSync('/proc/self/stat');
+  const noProc = fs.existsSync('/proc/self/stat') ? undefined : 'no /proc here (Linux only): the process tree cannot be walked';
 
-  it('claude: the session ID it gives its shell', async function () {
-    if (!isLinux) this.skip();
+  itNeeds(noProc, 'claude: the session ID it gives its shell', async () => {
     const id = '1570c80e-7d76-4530-b9a3-f654a3788514';
     const o = await initUnder('claude', { childEnv: { CLAUDECODE: '1', CLAUDE_CODE_SESSION_ID: id } });
     assert.deepEqual(o, { registered: true, added: true, agent: 'claude', conversation_id: id, how: 'CLAUDE_CODE_SESSION_ID, which claude gives the commands it runs' });
   });
 
-  it('codex: the rollout file it holds open, before any variable', async function () {
-    if (!isLinux) this.skip();
+  itNeeds(noProc, 'codex: the rollout file it holds open, before any variable', async () => {
     const home = tempDir('home');
     const id = '01a22f8d-6ee8-70a1-b61f-b4a6de5de3c6';
     const rollout = path.join(home, '.codex', 'sessions', '2026', '12', '01', `rollout-2026-12-01T03-02-07-${id}.jsonl`);
@@ -52,8 +51,7 @@ describe('finding the agent that runs mam init (process ancestry)', () => {
     assert.deepEqual(o, { registered: true, added: true, agent: 'codex', conversation_id: id, how: 'the conversation file codex holds open' });
   });
 
-  it('codex without its file: CODEX_THREAD_ID; an agent in a MAM session is a sub-agent and is not registered', async function () {
-    if (!isLinux) this.skip();
+  itNeeds(noProc, 'codex without its file: CODEX_THREAD_ID; an agent in a MAM session is a sub-agent and is not registered', async () => {
     const o = await initUnder('codex', { childEnv: { CODEX_THREAD_ID: '01a22f8d-9b91-7463-b8ac-108e97e6fa10' } });
     assert.deepEqual(o && o.registered && [o.agent, o.conversation_id, o.how], ['codex', '01a22f8d-9b91-7463-b8ac-108e97e6fa10', 'CODEX_THREAD_ID, which codex gives the commands it runs']);
     const sub = await initUnder('claude', { env: { MAM_SESSION: 'rev-a' }, childEnv: { CLAUDECODE: '1', CLAUDE_CODE_SESSION_ID: 'c0ffee00-0000-4000-8000-000000000000' } });

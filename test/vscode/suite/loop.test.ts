@@ -197,14 +197,18 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     }
   });
 
+  /** The loop of `task` once its round-1 review by `reviewer` has started, and that review's job. */
+  const reviewStarted = (task: string, reviewer: string) =>
+    waitFor('the review to start', () => {
+      const l = engine().listLoops().find((x) => x.task === task);
+      const step = l?.steps.find((x) => x.key === `r1:review:${reviewer}`);
+      return l && step && engine().job(step.job_id)?.state === 'started' ? { loop: l, review: step.job_id } : undefined;
+    }, 30_000);
+
   it('Cancel Loop asks first; the loop this window runs then ends cancelled with its open job, and starts nothing more', async () => {
     await session('slow-reviewer', 'reviewer', 'reviewer', ['--work-ms', '600000']);
     const running = vscode.commands.executeCommand('mam.runLoop', { folderIndex: 0, creator: 'loop-creator', reviewers: ['slow-reviewer'], task: 'Take your time', worktree: repo });
-    const { loop, review } = await waitFor('the review to start', () => {
-      const l = engine().listLoops().find((x) => x.task === 'Take your time');
-      const step = l?.steps.find((x) => x.key === 'r1:review:slow-reviewer');
-      return l && step && engine().job(step.job_id)?.state === 'started' ? { loop: l, review: step.job_id } : undefined;
-    }, 30_000);
+    const { loop, review } = await reviewStarted('Take your time', 'slow-reviewer');
     const from = prompts.asked.length;
     prompts.answers.push('Cancel Loop');
     await vscode.commands.executeCommand('mam.cancelLoop', { kind: 'loop', folderIndex: 0, loopId: loop.id });
@@ -221,11 +225,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const workspace = api.host.current[0]!.folder.uri.fsPath;
     const cli = spawn(process.execPath, [path.join(REPO_ROOT, 'dist/cli.js'), 'loop', '--workspace', workspace, '--task', 'Pick it up again', '--creator', 'loop-creator', '--reviewer', 'held-reviewer', '--worktree', repo], { env: { ...process.env, ...GIT_ENV }, stdio: 'ignore' });
     const exited = new Promise((resolve) => cli.on('exit', resolve));
-    const { loop, review } = await waitFor('the review to start', () => {
-      const l = engine().listLoops().find((x) => x.task === 'Pick it up again');
-      const step = l?.steps.find((x) => x.key === 'r1:review:held-reviewer');
-      return l && step && engine().job(step.job_id)?.state === 'started' ? { loop: l, review: step.job_id } : undefined;
-    }, 30_000);
+    const { loop, review } = await reviewStarted('Pick it up again', 'held-reviewer');
     const infos = prompts.infos.length;
     await vscode.commands.executeCommand('mam.resumeLoop', { kind: 'loop', folderIndex: 0, loopId: loop.id });
     assert.deepEqual(prompts.infos.slice(infos), [`MAM: the loop “Pick it up again” is running in process ${cli.pid}; nothing to resume.`]);
