@@ -1,7 +1,7 @@
 /** A workspace's stores, sessions and jobs engine, wired the way the CLI does, for the benchmarks. */
 import { MemoryLogger } from '../src/core/base/log';
 import { resolveConfig } from '../src/core/config/settings';
-import { ControlPlane } from '../src/core/controlPlane';
+import { ControlPlane } from '../src/core/store/controlPlane';
 import { JobEngine } from '../src/core/jobs/jobEngine';
 import { realMuxFactory } from '../src/core/mux';
 import { SessionService } from '../src/core/sessions/sessionService';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryLogger } from '../src/core/base/log';
-import { ControlPlane } from '../src/core/controlPlane';
+import { ControlPlane } from '../src/core/store/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';

@@ -41,7 +41,7 @@ import { ControlPlanePaths } from '../src/core/store/paths';
 import { jobRecord } from '../test/support/rows';
 import { benchRawRoundTrip } from './mqtt';
 import { benchEngine } from './engine';
-import { isAlive } from '../src/core/store/lock';
+import { isAlive } from '../src/core/base/process';
 import { machineCpu, procCpu, sumCpu, sumRssMb } from './procstat';
 import { percentile, type Row } from './stats';
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryLogger } from '../src/core/base/log';
 import { resolveConfig } from '../src/core/config/settings';
-import { ControlPlane } from '../src/core/controlPlane';
+import { ControlPlane } from '../src/core/store/controlPlane';
 import { realMuxFactory } from '../src/core/mux';
 import { TmuxBackend } from '../src/core/mux/tmux';
 import { SessionService } from '../src/core/sessions/sessionService';

@@ -1,7 +1,7 @@
 import { ExitCode, MamError, errorMessage } from '../core/base/errors';
 import type { Logger } from '../core/base/log';
 import { printable } from '../core/base/ids';
-import { ControlPlane } from '../core/controlPlane';
+import { ControlPlane } from '../core/store/controlPlane';
 import { realMuxFactory } from '../core/mux';
 import { SessionService } from '../core/sessions/sessionService';
 import { JobEngine } from '../core/jobs/jobEngine';

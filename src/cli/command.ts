@@ -1,5 +1,5 @@
 import type { Logger } from '../core/base/log';
-import type { ControlPlane } from '../core/controlPlane';
+import type { ControlPlane } from '../core/store/controlPlane';
 import type { ResolvedConfig } from '../core/config/settings';
 import type { SessionService } from '../core/sessions/sessionService';
 import type { JobEngine } from '../core/jobs/jobEngine';

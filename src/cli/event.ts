@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { ExitCode, MamError, UsageError, errorMessage } from '../core/base/errors';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
-import { isAlive, sleep } from '../core/store/lock';
+import { isAlive, sleep } from '../core/base/process';
 import { ControlPlanePaths } from '../core/store/paths';
 import { EVENT_NAMES, type EventName } from '../core/messaging/protocol';
 import { publishJobEvent } from '../core/messaging/publisher';

@@ -4,7 +4,7 @@ import { exec, ProgramNotFoundError } from './base/exec';
 import { MemoryLogger } from './base/log';
 import { missingIgnores } from './config/gitignore';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
-import { ControlPlane } from './controlPlane';
+import { ControlPlane } from './store/controlPlane';
 import { legacySettings } from './init/envTemplate';
 import { networkFsTypeOf } from './store/mounts';
 

@@ -1,6 +1,6 @@
 import { errorMessage, MamError } from './base/errors';
-import type { ControlPlane } from './controlPlane';
-import { isTerminal } from './jobs/jobSchema';
+import type { ControlPlane } from './store/controlPlane';
+import { isTerminal } from './store/jobSchema';
 import type { JobLedger } from './jobs/jobLedger';
 import { REASONS } from './jobs/lifecycle';
 import { NeedsAttentionError, type SessionService } from './sessions/sessionService';

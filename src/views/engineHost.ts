@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { Logger } from '../core/base/log';
 import type { WorkspaceEngine } from '../core/workspaceEngine';
 import type { JobChange } from '../core/jobs/jobLedger';
-import type { JobRecord } from '../core/jobs/jobSchema';
+import type { JobRecord } from '../core/store/jobSchema';
 import type { EventPayload } from '../core/messaging/protocol';
 import { BROKER_PASSWORD_SECRET } from './commandIds';
 import { JobsModel } from './jobsModel';

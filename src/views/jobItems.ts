@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { printable } from '../core/base/ids';
-import { isOpen as isOpenState, needsPermission, type JobRecord } from '../core/jobs/jobSchema';
+import { isOpen as isOpenState, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { jobTitle } from '../core/jobs/title';
 import { codeSpan, markdownText } from './markdown';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { parseLoopHint } from '../core/jobs/briefReader';
-import type { JobRecord } from '../core/jobs/jobSchema';
+import type { JobRecord } from '../core/store/jobSchema';
 import { loopTitle } from '../core/jobs/title';
 import type { EngineHost } from './engineHost';
 import { isBlocked, isOpen, jobTooltip, jobTreeItem } from './jobItems';

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { newJobId, printable } from '../core/base/ids';
-import { isTerminal, needsPermission, type JobRecord } from '../core/jobs/jobSchema';
+import { isTerminal, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { jobTitle, loopTitle } from '../core/jobs/title';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';

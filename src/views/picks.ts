@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { printable } from '../core/base/ids';
-import type { JobRecord } from '../core/jobs/jobSchema';
+import type { JobRecord } from '../core/store/jobSchema';
 import { jobTitle } from '../core/jobs/title';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';

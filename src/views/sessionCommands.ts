@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../core/agents/adapter';
 import { nameProblem } from '../core/base/ids';
 import { splitWords } from '../core/base/words';
-import { isOpen } from '../core/jobs/jobSchema';
+import { isOpen } from '../core/store/jobSchema';
 import { SESSION_ROLES, type SessionRow } from '../core/store/sessionSchema';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';

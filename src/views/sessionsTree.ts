@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { JobRecord } from '../core/jobs/jobSchema';
+import type { JobRecord } from '../core/store/jobSchema';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { isBlocked, isOpen, jobTreeItem } from './jobItems';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { isOpen, needsPermission, type JobRecord } from '../core/jobs/jobSchema';
+import { isOpen, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { Views } from './commandIds';
 import type { EngineHost } from './engineHost';
 import { DisposableBase } from './lifecycle';

@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { execa } from 'execa';
 import { MemoryLogger } from '../../src/core/base/log';
-import { ControlPlane } from '../../src/core/controlPlane';
+import { ControlPlane } from '../../src/core/store/controlPlane';
 import { JobOutbox } from '../../src/core/messaging/outbox';
 import { CLI, jobRecord, mam, tempWorkspace, until } from '../support/helpers';
 

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { MemoryLogger } from '../../src/core/base/log';
-import { ControlPlane } from '../../src/core/controlPlane';
+import { ControlPlane } from '../../src/core/store/controlPlane';
 import { WorkspaceEngine } from '../../src/core/workspaceEngine';
 import { CLI, jobRecord, tempDir } from '../support/helpers';
 

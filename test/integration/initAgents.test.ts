@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { adapterFor } from '../../src/core/agents';
 import { readScreen } from '../../src/core/agents/screens';
-import { isTerminal, type JobRecord } from '../../src/core/jobs/jobSchema';
+import { isTerminal, type JobRecord } from '../../src/core/store/jobSchema';
 import { injectLine } from '../../src/core/mux/inject';
 import { TmuxBackend } from '../../src/core/mux/tmux';
 import type { OrchestratorEntry } from '../../src/core/sessions/orchestrators';

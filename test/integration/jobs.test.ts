@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAlive } from '../../src/core/store/lock';
+import { isAlive } from '../../src/core/base/process';
 import { readAgentLog, snapshotTree, until } from '../support/helpers';
 import { forEachBroker, type BrokerUnderTest } from '../support/brokers';
 import { jobFixture, jobIdOf, type JobFixture } from '../support/jobs';

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { JobRecord } from '../../src/core/jobs/jobSchema';
+import type { JobRecord } from '../../src/core/store/jobSchema';
 import type { LoopState } from '../../src/core/loop/loopState';
 import { jobFixture, loopFixture, type JobFixture } from '../support/jobs';
 

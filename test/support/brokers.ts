@@ -5,7 +5,7 @@
 import { MemoryLogger } from '../../src/core/base/log';
 import { readBrokerRecord } from '../../src/core/messaging/brokerRecord';
 import { startEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
-import { isAlive } from '../../src/core/store/lock';
+import { isAlive } from '../../src/core/base/process';
 import { CLI, until } from './helpers';
 import type { JobFixture } from './jobs';
 import { mosquittoMissing, startMosquitto, type MosquittoOptions } from './mosquitto';

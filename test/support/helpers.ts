@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { execa } from 'execa';
 import { MemoryLogger } from '../../src/core/base/log';
-import { ControlPlane } from '../../src/core/controlPlane';
+import { ControlPlane } from '../../src/core/store/controlPlane';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const CLI = path.join(REPO_ROOT, 'dist/cli.js');

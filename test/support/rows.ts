@@ -1,5 +1,5 @@
 import { newJobId } from '../../src/core/base/ids';
-import type { JobRecord } from '../../src/core/jobs/jobSchema';
+import type { JobRecord } from '../../src/core/store/jobSchema';
 import type { SessionRow } from '../../src/core/store/sessionSchema';
 
 export function sessionRow(name: string, overrides: Partial<SessionRow> = {}): SessionRow {

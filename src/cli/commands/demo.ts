@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExitCode, MamError, UsageError } from '../../core/base/errors';
 import { resolveConfig } from '../../core/config/settings';
-import { ControlPlane } from '../../core/controlPlane';
+import { ControlPlane } from '../../core/store/controlPlane';
 import { runDemo, type DemoSummary } from '../../core/demo/demo';
 import { DEMO_PACES, type DemoPace } from '../../core/demo/demoProject';
 import { JobEngine } from '../../core/jobs/jobEngine';

@@ -1,6 +1,6 @@
 import { printable } from '../../core/base/ids';
 import { UsageError } from '../../core/base/errors';
-import { JOB_STATES, type JobState } from '../../core/jobs/jobSchema';
+import { JOB_STATES, type JobState } from '../../core/store/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
 import { JSON_OPTION, type Command } from '../command';
 import { dash, since, table } from '../output';

@@ -1,5 +1,5 @@
 import { printable } from '../../core/base/ids';
-import { JOB_TYPES } from '../../core/jobs/jobSchema';
+import { JOB_TYPES } from '../../core/store/jobSchema';
 import { parseTarget, submitJob } from '../../core/jobs/submit';
 import { submitComposite } from '../../core/jobs/compositeJobs';
 import { UsageError } from '../../core/base/errors';

@@ -1,7 +1,7 @@
 import { reconcile, type ReconcileReport } from '../../core/sessions/sessionStatus';
 import * as fs from 'node:fs';
 import { LockTimeoutError } from '../../core/base/errors';
-import { isTerminal } from '../../core/jobs/jobSchema';
+import { isTerminal } from '../../core/store/jobSchema';
 import { acquire } from '../../core/store/lock';
 import { type Command, type CommandContext } from '../command';
 import { repeatUntilSignal } from '../repeat';

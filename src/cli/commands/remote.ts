@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import { UsageError } from '../../core/base/errors';
 import { nameProblem, printable } from '../../core/base/ids';
-import { isTerminal, type JobRecord } from '../../core/jobs/jobSchema';
+import { isTerminal, type JobRecord } from '../../core/store/jobSchema';
 import { exitCodeOf } from '../../core/jobs/submit';
 import { dispatchSecretOf } from '../../core/remote/dispatchMessage';
 import { RemoteRunner } from '../../core/remote/runner';

@@ -6,7 +6,7 @@ import { ExitCode, UsageError } from '../../core/base/errors';
 import { printable } from '../../core/base/ids';
 import { LoopStore } from '../../core/loop/loopState';
 import { resumeAll } from '../../core/recovery';
-import { isAlive } from '../../core/store/lock';
+import { isAlive } from '../../core/base/process';
 import { JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 import { sessionMonitor, sessionStatusCommand } from './sessionStatus';

@@ -6,7 +6,7 @@ import { silentLogger, type Logger } from '../base/log';
 import { newJobId } from '../base/ids';
 import { cancelJob } from '../jobs/jobActions';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobState } from '../jobs/jobSchema';
+import { isTerminal, type JobState } from '../store/jobSchema';
 import { submitJob } from '../jobs/submit';
 import { LoopRunner } from '../loop/loopRunner';
 import type { LoopState } from '../loop/loopState';

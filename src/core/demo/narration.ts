@@ -1,6 +1,6 @@
 import { DisposableBase } from '../base/disposable';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobRecord } from '../jobs/jobSchema';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 import type { LoopState } from '../loop/loopState';
 
 /**

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/atomicFile';
-import type { JobRecord } from './jobSchema';
+import type { JobRecord } from '../store/jobSchema';
 
 export interface BriefInput {
   job: JobRecord;

@@ -7,7 +7,7 @@ import { newJobId } from '../base/ids';
 import { agrees, verdictOf } from '../loop/verdict';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, type JobRecord, type JobType } from './jobSchema';
+import { isTerminal, type JobRecord, type JobType } from '../store/jobSchema';
 import { exitCodeOf, parseTarget, submitJob, titleOf, type SubmitRequest, type SubmitResult } from './submit';
 
 /**

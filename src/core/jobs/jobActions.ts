@@ -4,7 +4,7 @@ import { UsageError } from '../base/errors';
 import { splitWords } from '../base/words';
 import { cancelRemote } from '../remote/dispatch';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, type JobRecord } from './jobSchema';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { REASONS } from './lifecycle';
 
 /**

@@ -4,11 +4,11 @@ import type { MqttClient } from 'mqtt';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
-import type { ControlPlane } from '../controlPlane';
+import type { ControlPlane } from '../store/controlPlane';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
 import { readIfExists } from '../store/atomicFile';
-import { isAlive } from '../store/lock';
-import { isTerminal, type JobRecord } from './jobSchema';
+import { isAlive } from '../base/process';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 import type { JobLedger } from './jobLedger';
 
 /** How long after its last event a job's outbox is still checked for events that did not arrive. */

@@ -3,7 +3,7 @@ import type { MqttClient } from 'mqtt';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ResolvedConfig } from '../config/settings';
-import type { ControlPlane } from '../controlPlane';
+import type { ControlPlane } from '../store/controlPlane';
 import { resolveBroker, type BrokerEndpoint } from '../messaging/brokerEndpoint';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { workspaceIdOf } from '../messaging/protocol';

@@ -3,12 +3,12 @@ import * as path from 'node:path';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
-import type { ControlPlane } from '../controlPlane';
+import type { ControlPlane } from '../store/controlPlane';
 import { JobOutbox } from '../messaging/outbox';
 import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import type { AuditEntry } from '../store/auditLog';
-import { isTerminal, type JobRecord, type JobState } from './jobSchema';
+import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
 import { canTransition, effectOf } from './lifecycle';
 
 export interface JobChange {

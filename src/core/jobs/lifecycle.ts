@@ -1,5 +1,5 @@
 import type { EventName } from '../messaging/protocol';
-import { isTerminal, type JobState } from './jobSchema';
+import { isTerminal, type JobState } from '../store/jobSchema';
 
 /**
  * The job lifecycle as data (SPEC §5): which states may follow which, and what each event does.

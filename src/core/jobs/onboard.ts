@@ -1,6 +1,6 @@
 import { ExitCode } from '../base/errors';
 import type { JobEngine } from './jobEngine';
-import type { JobRecord } from './jobSchema';
+import type { JobRecord } from '../store/jobSchema';
 import { REASONS } from './lifecycle';
 import { submitJob } from './submit';
 

@@ -4,7 +4,7 @@ import { printable } from '../base/ids';
 import { publishJobEvent } from '../messaging/publisher';
 import { handsInReport, reportPathOf } from './brief';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, type JobRecord } from './jobSchema';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 
 /** What a person does with a job assigned to them (`human:NAME`), from VS Code. */
 export type PersonAction = { event: 'started' } | { event: 'completed'; detail: string } | { event: 'error'; detail: string };

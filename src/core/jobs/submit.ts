@@ -7,12 +7,12 @@ import { waitForEvent } from '../base/emitter';
 import { newJobId, nameProblem, printable } from '../base/ids';
 import { idleTimeoutS } from '../config/settings';
 import { DeliveryError } from '../mux/inject';
-import { sleep } from '../store/lock';
+import { sleep } from '../base/process';
 import type { SessionRow } from '../store/sessionSchema';
 import { checkRemoteSubmit, clearDispatch, dispatchRemote } from '../remote/dispatch';
 import { injectedLine, writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, JOB_TYPES, type JobRecord, type JobTarget, type JobTimers, type JobType } from './jobSchema';
+import { isTerminal, JOB_TYPES, type JobRecord, type JobTarget, type JobTimers, type JobType } from '../store/jobSchema';
 import { REASONS } from './lifecycle';
 import { clampTitle, titleFromTask } from './title';
 

@@ -1,13 +1,13 @@
 import * as os from 'node:os';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
-import type { ControlPlane } from '../controlPlane';
+import type { ControlPlane } from '../store/controlPlane';
 import type { MuxFactory } from '../mux';
 import { adapterFor, isAgentName } from '../agents';
 import { readScreen } from '../agents/screens';
 import { lastLines } from '../mux/inject';
-import { isAlive } from '../store/lock';
-import { isTerminal, type JobRecord } from './jobSchema';
+import { isAlive } from '../base/process';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 import type { JobLedger } from './jobLedger';
 import { REASONS } from './lifecycle';
 

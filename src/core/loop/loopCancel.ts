@@ -2,8 +2,8 @@ import * as os from 'node:os';
 import { ExitCode, UsageError } from '../base/errors';
 import { cancelJob } from '../jobs/jobActions';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal } from '../jobs/jobSchema';
-import { isAlive, sleep } from '../store/lock';
+import { isTerminal } from '../store/jobSchema';
+import { isAlive, sleep } from '../base/process';
 import type { LoopState, LoopStore } from './loopState';
 
 const CANCELLED = { status: 'cancelled', reason: 'cancelled by the user', exit_code: ExitCode.failed } as const;

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CorruptStoreError, MamError, ExitCode, errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
-import { isAlive, sleep, withLock } from '../store/lock';
+import { withLock } from '../store/lock';
+import { isAlive, sleep } from '../base/process';
 import type { ControlPlanePaths } from '../store/paths';
 import {
   BrokerUnusableError,

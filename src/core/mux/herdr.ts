@@ -1,7 +1,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { sleep } from '../store/lock';
+import { sleep } from '../base/process';
 import { MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 import { shellQuote } from './shellQuote';
 import { serverEnvironment } from './tmux';

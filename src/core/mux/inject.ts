@@ -1,5 +1,5 @@
 import { ExitCode, MamError } from '../base/errors';
-import { sleep } from '../store/lock';
+import { sleep } from '../base/process';
 import type { Multiplexer } from './multiplexer';
 
 /** Why a line could not be delivered. Exit 5: the prompt was not delivered. */

@@ -7,7 +7,7 @@
 import { UsageError, errorMessage } from '../base/errors';
 import type { ResolvedConfig } from '../config/settings';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobRecord } from '../jobs/jobSchema';
+import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { resolveBroker, type BrokerEndpoint } from '../messaging/brokerEndpoint';
 import { uniqueClientId } from '../messaging/mqttClient';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { UsageError } from '../base/errors';
 import { JOB_ID_PATTERN, nameProblem } from '../base/ids';
 import type { ResolvedConfig } from '../config/settings';
-import { JOB_TYPES, type JobTimers, type JobType } from '../jobs/jobSchema';
+import { JOB_TYPES, type JobTimers, type JobType } from '../store/jobSchema';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, verifySignature } from '../messaging/protocol';
 
 export interface DispatchPayload {

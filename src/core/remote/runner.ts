@@ -13,7 +13,7 @@ import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
 import { writeBrief } from '../jobs/brief';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../jobs/jobSchema';
+import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { deliverJob } from '../jobs/submit';
 import { titleFromTask } from '../jobs/title';

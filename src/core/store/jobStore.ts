@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { UsageError, errorMessage } from '../base/errors';
 import { checkId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
-import { validateJobRecord, type JobRecord } from '../jobs/jobSchema';
+import { validateJobRecord, type JobRecord } from './jobSchema';
 import { readIfExists, removeStrayTemps, writeFileAtomic } from './atomicFile';
 import { withLock } from './lock';
 import type { ControlPlanePaths } from './paths';

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { LockTimeoutError, isErrnoException } from '../base/errors';
 import type { Logger } from '../base/log';
+import { isAlive, sleep } from '../base/process';
 
 export interface LockOptions {
   /** How long to wait for the lock before giving up. */
@@ -179,17 +180,4 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const [lockDir, token] of held) releaseIfMine(lockDir, token);
   });
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return isErrnoException(err, 'EPERM');
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

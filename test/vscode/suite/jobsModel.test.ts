@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { newJobId } from '../../../src/core/base/ids';
 import type { JobChange } from '../../../src/core/jobs/jobLedger';
-import type { JobRecord } from '../../../src/core/jobs/jobSchema';
+import type { JobRecord } from '../../../src/core/store/jobSchema';
 import { publishJobEvent } from '../../../src/core/messaging/publisher';
 import type { MamApi } from '../../../src/extension';
 import { groupOf, type JobsNode } from '../../../src/views/jobsTree';

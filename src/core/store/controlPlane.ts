@@ -1,8 +1,8 @@
-import type { Logger } from './base/log';
-import { AuditLog } from './store/auditLog';
-import { JobStore } from './store/jobStore';
-import { ControlPlanePaths } from './store/paths';
-import { SessionRegistry } from './store/sessionRegistry';
+import type { Logger } from '../base/log';
+import { AuditLog } from './auditLog';
+import { JobStore } from './jobStore';
+import { ControlPlanePaths } from './paths';
+import { SessionRegistry } from './sessionRegistry';
 
 export interface ControlPlaneOptions {
   logger: Logger;
