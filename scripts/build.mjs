@@ -33,7 +33,9 @@ const entries = [
   // The embedded broker (aedes), loaded only by the daemon `mam broker serve`.
   { entryPoints: ['src/core/messaging/brokerDaemon.ts'], outfile: 'dist/broker-daemon.js' },
   // The scripted agent `mam demo` runs in each session (a program of its own, started with node).
-  { entryPoints: ['src/demo/demoAgent.ts'], outfile: 'dist/demo-agent.js' },
+  { entryPoints: ['src/scriptedAgent/demoAgent.ts'], outfile: 'dist/demo-agent.js' },
+  // What every scripted agent shares; the test fixtures' fake agent (plain JS) requires it.
+  { entryPoints: ['src/scriptedAgent/kit.ts'], outfile: 'dist/scripted-agent-kit.js' },
 ];
 
 // The review-report page's script runs in the webview (a browser), so it is built for one; minified,

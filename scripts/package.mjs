@@ -7,7 +7,8 @@
  * a repository on GitHub or GitLab, and refuses to package otherwise; and VS Code's Extensions view
  * does not resolve them against the installed extension, so a relative picture shows as a broken
  * image there. Until package.json names such a repository, the VSIX's README is README.md without
- * those pictures (dist/readme.md); once it does, vsce rewrites them and they show everywhere.
+ * those pictures, its other relative links (docs/, CONTRIBUTING.md: not in the VSIX) kept as their
+ * text (dist/readme.md); once it does, vsce rewrites them and they show everywhere.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -24,7 +25,9 @@ const args = ['package', '--no-dependencies', ...process.argv.slice(2)];
 if (!hosted) {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   // A picture of docs/images/ alone on its line, and the blank line after it.
-  const stripped = readme.replace(/^!\[[^\]]*\]\(docs\/images\/[^)\s]+\)[ \t]*\n(\n)?/gm, '');
+  const stripped = readme
+    .replace(/^!\[[^\]]*\]\(docs\/images\/[^)\s]+\)[ \t]*\n(\n)?/gm, '')
+    .replace(/\[([^\]]+)\]\((?![a-z]+:|#)[^)\s]+\)/g, '$1');
   fs.mkdirSync(path.join(ROOT, 'dist'), { recursive: true });
   fs.writeFileSync(path.join(ROOT, 'dist/readme.md'), stripped);
   args.push('--readme-path', 'dist/readme.md');

@@ -75,6 +75,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
+import { QUIET_SETTINGS } from './settings.mjs';
 import { clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
 import { measureContrast, pickColorTheme, webviewFrame } from './contrast.mjs';
 
@@ -175,17 +176,7 @@ class Run {
     for (const name of ['user-data/User', 'extensions', 'home', 'tmp', 'xdg-config', 'xdg-data', 'xdg-state', 'xdg-cache', 'tmux', 'chromium']) {
       fs.mkdirSync(path.join(this.dir, name), { recursive: true, mode: 0o700 });
     }
-    const settings = {
-      'workbench.startupEditor': 'none',
-      'workbench.tips.enabled': false,
-      'telemetry.telemetryLevel': 'off',
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'update.mode': 'none',
-      'extensions.ignoreRecommendations': true,
-      'workbench.enableExperiments': false,
-      'security.workspace.trust.startupPrompt': 'never',
-    };
+    const settings = { ...QUIET_SETTINGS, 'security.workspace.trust.startupPrompt': 'never' };
     fs.writeFileSync(path.join(this.dir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
     if (this.opts.workspace) {
       this.workspace = path.resolve(this.opts.workspace);

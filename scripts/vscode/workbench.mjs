@@ -123,7 +123,8 @@ export async function clickRowAction(page, rowText, title, input) {
   const box = page.locator('.quick-input-widget input');
   await box.waitFor({ state: 'visible', timeout: 10_000 });
   await box.fill(input);
-  await page.keyboard.press('Enter');
+  // Pressed on the box itself: an editor the previous action opens may take the focus meanwhile.
+  await box.press('Enter');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
   log(`answered its input box with ${JSON.stringify(input)}`);
 }

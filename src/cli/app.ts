@@ -5,6 +5,8 @@ import { ControlPlane } from '../core/store/controlPlane';
 import { realMuxFactory } from '../core/mux';
 import { SessionService } from '../core/sessions/sessionService';
 import { JobEngine } from '../core/jobs/jobEngine';
+import { jobTargets } from '../core/jobs/jobTarget';
+import { remoteTarget } from '../core/remote/remoteTarget';
 import * as path from 'node:path';
 import { findWorkspace } from '../core/config/workspace';
 import { resolveConfig, type ResolvedConfig } from '../core/config/settings';
@@ -82,7 +84,7 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
     logger,
     out: (line = '') => io.stdout(`${line}\n`),
     json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
-    workspace: () => (workspace ??= findWorkspace({ flag: args.options.workspace as string | undefined, env: io.env, cwd: io.cwd }).root),
+    workspace: () => (workspace ??= findWorkspace({ flag: args.options.workspace, env: io.env, cwd: io.cwd }).root),
     config: () => (config ??= resolveConfig({ workspace: ctx.workspace(), env: io.env })),
     // Resolving the settings first means a malformed .mam.env is reported before anything is touched.
     controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
@@ -97,6 +99,7 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
         logger,
         env: io.env,
         cliPath: cliPath(),
+        targets: jobTargets(remoteTarget),
       })),
     cliPath,
     dispose: () => jobs?.dispose(),

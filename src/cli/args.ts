@@ -4,13 +4,24 @@ import { printable } from '../core/base/ids';
 
 export type OptionKind = 'string' | 'boolean' | 'seconds' | 'count';
 
-export interface OptionSpec {
-  kind: OptionKind;
+/** The value an option of each kind is parsed to: text, a flag, or a number (seconds ≥ 0, a count ≥ 1). */
+interface KindValue {
+  string: string;
+  boolean: boolean;
+  seconds: number;
+  count: number;
+}
+
+interface OptionSpecOf<K extends OptionKind> {
+  kind: K;
   description: string;
   /** Placeholder shown in help, e.g. `DIR`. */
   value?: string;
   short?: string;
+  /** Refused when missing; so the command always has a value. */
   required?: boolean;
+  /** Used when the option is not given; so the command always has a value. Help says it in the description. */
+  default?: KindValue[K];
   /**
    * Other names for the same option (the seeds' spellings, e.g. `agent-session` for `session`),
    * listed in help on this option's line. The option is given once: under two of its names, or
@@ -25,38 +36,65 @@ export interface OptionSpec {
   besideAlias?: string;
 }
 
+export type OptionSpec = { [K in OptionKind]: OptionSpecOf<K> }[OptionKind];
+
+/** A command's options by name, declared `as const` (or through `defineCommand`) so their values get types. */
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
+
 export interface PositionalSpec {
   name: string;
   description: string;
   required?: boolean;
 }
 
-export type ParsedValue = string | boolean | number | undefined;
+export type ParsedValue = KindValue[OptionKind];
 
-export interface ParsedArgs {
-  options: Record<string, ParsedValue>;
+type ValueOf<S extends OptionSpec> = KindValue[S['kind']];
+type AlwaysGiven<S> = S extends { required: true } ? true : S extends { default: ParsedValue } ? true : false;
+
+/**
+ * The parsed options of a spec: options that are required or have a default are always present,
+ * the others may be missing; a `besideAlias` option adds the name its seed-spelled value is kept under.
+ */
+export type OptionValues<O extends OptionSpecs> = {
+  -readonly [N in keyof O as AlwaysGiven<O[N]> extends true ? N : never]: ValueOf<O[N]>;
+} & {
+  -readonly [N in keyof O as AlwaysGiven<O[N]> extends true ? never : N]?: ValueOf<O[N]>;
+} & {
+  -readonly [N in keyof O as O[N] extends { besideAlias: infer B extends string } ? B : never]?: ValueOf<O[N]>;
+};
+
+export interface ParsedArgs<O extends OptionSpecs = OptionSpecs> {
+  options: OptionValues<O> & OptionValues<typeof GLOBAL_OPTIONS>;
   positionals: string[];
   /** The alias an option was given under, by option name (absent when given under its own name). */
-  aliasUsed: Record<string, string>;
+  aliasUsed: Partial<Record<Extract<keyof O, string>, string>>;
 }
 
 /** Options every command takes. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+export const GLOBAL_OPTIONS = {
   workspace: { kind: 'string', value: 'DIR', description: 'the workspace (default: $MAM_WORKSPACE, else the nearest folder with .mam/ or the git root)' },
   help: { kind: 'boolean', short: 'h', description: 'show help for this command' },
-};
+} as const satisfies OptionSpecs;
+
+/** Narrows an option's text to one of the values it may take (the command says what else it takes). */
+export function isOneOf<T extends string>(allowed: readonly T[], value: string): value is T {
+  return allowed.some((a) => a === value);
+}
 
 /**
  * Parses `argv` strictly against the command's options: unknown options, missing values, a value
  * where none belongs, bad numbers and extra positionals are one-line usage errors (exit 64).
+ * The values it returns are those `OptionValues<O>` promises: each converted to its kind, the
+ * defaults filled in, the required ones present (not checked under `--help`: the command does not run then).
  */
-export function parseCommandArgs(
+export function parseCommandArgs<O extends OptionSpecs>(
   command: string,
   argv: readonly string[],
-  options: Record<string, OptionSpec>,
+  options: O,
   positionals: readonly PositionalSpec[],
-): ParsedArgs {
-  const all = { ...GLOBAL_OPTIONS, ...options };
+): ParsedArgs<O> {
+  const all: OptionSpecs = { ...GLOBAL_OPTIONS, ...options };
   // Every name an option answers to, its own and its aliases, each mapped to its spec.
   const byName: Record<string, OptionSpec> = {};
   for (const [name, spec] of Object.entries(all)) for (const n of [name, ...(spec.aliases ?? [])]) byName[n] = spec;
@@ -64,9 +102,9 @@ export function parseCommandArgs(
   for (const [name, spec] of Object.entries(byName)) {
     config[name] = { type: spec.kind === 'boolean' ? 'boolean' : 'string', ...(spec.short && all[name] === spec ? { short: spec.short } : {}) };
   }
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[]; tokens: Array<{ kind: string; name?: string }> };
+  let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: config, strict: true, allowPositionals: true, tokens: true }) as typeof parsed;
+    parsed = parseArgs({ args: [...argv], options: config, strict: true, allowPositionals: true, tokens: true });
   } catch (err) {
     throw new UsageError(`${describeParseError(err, byName)}; see 'mam ${command} --help'`);
   }
@@ -85,6 +123,7 @@ export function parseCommandArgs(
     }
     if (given === undefined) {
       if (spec.required && !parsed.values.help) throw new UsageError(`mam ${command}: --${name} is required`);
+      if (spec.default !== undefined) out[name] = spec.default;
       continue;
     }
     out[name] = convert(command, given, spec, parsed.values[given]!);
@@ -98,7 +137,8 @@ export function parseCommandArgs(
       throw new UsageError(`mam ${command}: unexpected argument '${printable(parsed.positionals[positionals.length]!, 40)}'`);
     }
   }
-  return { options: out, positionals: parsed.positionals, aliasUsed };
+  // The one place the spec's types meet the parsed values: the loop above made them so.
+  return { options: out as ParsedArgs<O>['options'], positionals: parsed.positionals, aliasUsed };
 }
 
 function convert(command: string, name: string, spec: OptionSpec, raw: string | boolean): ParsedValue {

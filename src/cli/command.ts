@@ -3,7 +3,7 @@ import type { ControlPlane } from '../core/store/controlPlane';
 import type { ResolvedConfig } from '../core/config/settings';
 import type { SessionService } from '../core/sessions/sessionService';
 import type { JobEngine } from '../core/jobs/jobEngine';
-import type { OptionSpec, ParsedArgs, PositionalSpec } from './args';
+import type { OptionSpecs, ParsedArgs, PositionalSpec } from './args';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -12,9 +12,9 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** What a command gets: its parsed arguments, output, and the workspace, resolved on first use. */
-export interface CommandContext {
-  args: ParsedArgs;
+/** What a command gets: its parsed arguments (typed by its option spec), output, and the workspace, resolved on first use. */
+export interface CommandContext<O extends OptionSpecs = OptionSpecs> {
+  args: ParsedArgs<O>;
   io: CliIo;
   logger: Logger;
   /** Prints a line (a table row, a message) to stdout. */
@@ -33,20 +33,30 @@ export interface CommandContext {
   dispose(): void;
 }
 
-export interface Command {
+export interface Command<O extends OptionSpecs = OptionSpecs> {
   /** Words after `mam`, e.g. ['session', 'list']. */
   path: readonly string[];
   summary: string;
-  options?: Record<string, OptionSpec>;
+  options?: O;
   positionals?: readonly PositionalSpec[];
   /** Extra lines for `--help`: examples, notes. */
   details?: string;
   /** Left out of `mam --help` and group help (an internal entry point, e.g. `broker serve`); `--help` after it still works. */
   hidden?: boolean;
   /** Resolves with the exit code. */
-  run(ctx: CommandContext): Promise<number>;
+  run(ctx: CommandContext<O>): Promise<number>;
 }
 
-export const JSON_OPTION: Record<string, OptionSpec> = {
+/**
+ * A command whose `run` sees its own options typed: `--name` declared `{ kind: 'string', required: true }`
+ * is `ctx.args.options.name: string`, an optional `seconds` option is `number | undefined`.
+ * (`const` keeps the spec's literal kinds, so nothing needs `as const` at the call.)
+ */
+export function defineCommand<const O extends OptionSpecs = {}>(command: Command<O>): Command<O> {
+  return command;
+}
+
+/** Options several commands share are declared `as const` so they keep their types when spread in. */
+export const JSON_OPTION = {
   json: { kind: 'boolean', description: 'print JSON instead of text' },
-};
+} as const satisfies OptionSpecs;

@@ -11,6 +11,8 @@ import { ControlPlane } from './store/controlPlane';
 import { runDoctor, type DoctorCheck } from './doctor';
 import { cancelJob, verifyJob, type VerifyResult } from './jobs/jobActions';
 import { JobEngine } from './jobs/jobEngine';
+import { jobTargets } from './jobs/jobTarget';
+import { remoteTarget } from './remote/remoteTarget';
 import type { JobChange } from './jobs/jobLedger';
 import { isTerminal, type JobRecord } from './store/jobSchema';
 import { submitJob, type SubmitRequest, type SubmitResult } from './jobs/submit';
@@ -23,7 +25,8 @@ import { NeedsAttentionError, SessionService, type CreateRequest, type StopOptio
 import { reconcile, sessionStatus, type ReconcileReport, type SessionState } from './sessions/sessionStatus';
 import type { AuditEntry } from './store/auditLog';
 import type { SessionRow } from './store/sessionSchema';
-import { LoopRunner, type LoopRequest } from './loop/loopRunner';
+import type { LoopRequest } from './loop/loopRequest';
+import { LoopRunner } from './loop/loopRunner';
 import { cancelLoop } from './loop/loopCancel';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker, type EmbeddedBrokerStatus } from './messaging/embeddedBroker';
 import type { NamedScreen } from './mux/inject';
@@ -88,7 +91,7 @@ export class WorkspaceEngine extends DisposableBase {
     this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: { ...options.settings, ...secretFor(options) } });
     const muxFactory = realMuxFactory(options.env);
     this.sessions = new SessionService({ controlPlane: this.controlPlane, config: this.config, logger: options.logger, env: options.env, muxFactory });
-    this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath }));
+    this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath, targets: jobTargets(remoteTarget) }));
     this._register(this.jobs.ledger.onDidChangeJob((change) => {
       this.jobCache?.set(change.job.id, change.job);
       this.sortedJobs = undefined;

@@ -8,7 +8,7 @@ import type { JobRecord } from '../core/store/jobSchema';
 import type { EventPayload } from '../core/messaging/protocol';
 import { BROKER_PASSWORD_SECRET } from './commandIds';
 import { JobsModel } from './jobsModel';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 
 /** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 import { pickFolder, reportErrors } from './picks';
 
 const NEVER_KEY = 'mam.gitignore.neverAsk';

@@ -6,7 +6,7 @@ import { printable } from '../core/base/ids';
 import { readManifest } from '../core/init/manifest';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 import { pickFolder, reportErrors } from './picks';
 
 /** Folders whose offer the user put off in this workspace ("Not Now"). */

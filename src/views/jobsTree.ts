@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { parseLoopHint } from '../core/jobs/briefReader';
+import { parseLoopHint } from '../core/loop/loopHint';
 import type { JobRecord } from '../core/store/jobSchema';
 import { loopTitle } from '../core/jobs/title';
 import type { EngineHost } from './engineHost';
 import { isBlocked, isOpen, jobTooltip, jobTreeItem } from './jobItems';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 
 /** The groups of the Jobs view, in order; every job is in exactly one. */
 const GROUPS = [

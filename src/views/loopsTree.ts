@@ -2,10 +2,10 @@ import * as vscode from 'vscode';
 import { printable } from '../core/base/ids';
 import { loopTitle } from '../core/jobs/title';
 import type { LoopRound, LoopState } from '../core/loop/loopState';
-import type { ChangedFile } from '../core/loop/snapshot';
+import { isPinned, type ChangedFile } from '../core/loop/snapshot';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 import { codeSpan, markdownLines, markdownText } from './markdown';
 
 export type LoopsNode =
@@ -54,9 +54,10 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     if (node.kind === 'round') {
       const round = loop.rounds.find((r) => r.n === node.round);
       const reviewers = round?.reviews.length ? round.reviews.map((r) => r.reviewer) : loop.reviewers;
+      // A round that pinned no snapshot (a `--type loop` job's) has no changed files to list.
       return [
         ...reviewers.map((reviewer): LoopsNode => ({ kind: 'review', folderIndex: node.folderIndex, loopId: node.loopId, round: node.round, reviewer })),
-        { kind: 'files', folderIndex: node.folderIndex, loopId: node.loopId, round: node.round },
+        ...(round && isPinned(round.identity) ? [{ kind: 'files', folderIndex: node.folderIndex, loopId: node.loopId, round: node.round } as const] : []),
       ];
     }
     if (node.kind === 'files') {
@@ -96,9 +97,11 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
         const item = new vscode.TreeItem(`Round ${round.n}`, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `${id}:r${round.n}`;
         item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-        item.description = `${label} · tree ${round.identity.tree.slice(0, 8)}`;
+        const pinned = isPinned(round.identity);
+        item.description = `${label} · ${pinned ? `tree ${round.identity.tree.slice(0, 8)}` : 'what the worker reported'}`;
         item.tooltip = roundTooltip(round);
-        item.contextValue = 'mam.round';
+        // Unpinned: no Open Changes on the row (package.json's menus match `mam.round` exactly).
+        item.contextValue = pinned ? 'mam.round' : 'mam.round.unpinned';
         return item;
       }
       case 'review': {
@@ -155,13 +158,14 @@ function loopTooltip(loop: LoopState): vscode.MarkdownString {
   if (loop.task.trim() !== title) md.appendMarkdown(`${markdownLines(loop.task)}\n\n`);
   md.appendMarkdown(`- loop ${codeSpan(loop.id)}\n`);
   md.appendMarkdown(`- creator ${codeSpan(loop.creator)}, ${loop.reviewers.length === 1 ? 'reviewer' : 'reviewers'} ${loop.reviewers.map((r) => codeSpan(r)).join(', ')}\n`);
-  md.appendMarkdown(`- checkout ${codeSpan(loop.checkout)}, base ${codeSpan(loop.base.slice(0, 12))}\n`);
+  md.appendMarkdown(loop.base ? `- checkout ${codeSpan(loop.checkout)}, base ${codeSpan(loop.base.slice(0, 12))}\n` : `- folder ${codeSpan(loop.checkout)}\n`);
   return md;
 }
 
 function roundTooltip(round: LoopRound): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.appendMarkdown(`- base ${codeSpan(round.identity.base)}\n- head ${codeSpan(round.identity.head)}\n- tree ${codeSpan(round.identity.tree)}\n`);
+  if (isPinned(round.identity)) md.appendMarkdown(`- base ${codeSpan(round.identity.base)}\n- head ${codeSpan(round.identity.head)}\n- tree ${codeSpan(round.identity.tree)}\n`);
+  else md.appendMarkdown('Reviewed what the worker reported: no snapshot.\n');
   if (round.rebut) md.appendMarkdown(`\n**Rebuttal:** ${markdownText(round.rebut, 600)}\n`);
   return md;
 }

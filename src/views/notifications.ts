@@ -4,7 +4,7 @@ import { isTerminal, needsPermission, type JobRecord } from '../core/store/jobSc
 import { jobTitle, loopTitle } from '../core/jobs/title';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 
 export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost';
 

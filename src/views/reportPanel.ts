@@ -5,10 +5,11 @@ import * as vscode from 'vscode';
 import { printable, printableLines } from '../core/base/ids';
 import { loopStepTitle, loopTitle } from '../core/jobs/title';
 import type { LoopState } from '../core/loop/loopState';
+import { isPinned } from '../core/loop/snapshot';
 import { isPageMessage, isPageState, linkTarget, type HostMessage, type PageMessage, type ReportModel } from '../webview/reportProtocol';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 import { openSnapshotDiff } from './snapshotDocuments';
 
 export const REPORT_VIEW_TYPE = 'mam.report';
@@ -189,13 +190,15 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
       n: r.n,
       status: r.status,
       identity: { base: r.identity.base, head: r.identity.head, tree: r.identity.tree },
+      pinned: isPinned(r.identity),
       rebut: r.rebut ? printableLines(r.rebut) : null,
       children: (r.children ?? []).map((c) => ({ id: c.id, state: c.state, session: printable(c.session) })),
       // While a round is under review its verdicts are not in yet: show its reviewers as pending.
       reviews: r.reviews.length
         ? r.reviews.map((v) => ({ reviewer: printable(v.reviewer), job_id: v.job_id, verdict: v.verdict ?? null, text: printableLines(loop.steps.find((s) => s.key === v.step)?.text ?? '') }))
         : loop.steps.filter((s) => s.key.startsWith(`r${r.n}:review:`)).map((s) => ({ reviewer: printable(s.session), job_id: s.job_id, verdict: null, text: printableLines(s.text ?? '') })),
-      files: (await engine.changedFiles(r.identity, loop.checkout).catch(() => [])).map((f) => ({ status: f.status, path: f.path, label: printable(f.path, 400) })),
+      // A round that pinned no snapshot (a `--type loop` job's reviewed what the worker reported) has no files.
+      files: (isPinned(r.identity) ? await engine.changedFiles(r.identity, loop.checkout).catch(() => []) : []).map((f) => ({ status: f.status, path: f.path, label: printable(f.path, 400) })),
     })),
   );
   return {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../core/agents/adapter';
 import { nameProblem } from '../core/base/ids';
-import { splitWords } from '../core/base/words';
+import { splitWords } from '../core/base/shellWords';
 import { isOpen } from '../core/store/jobSchema';
 import { SESSION_ROLES, type SessionRow } from '../core/store/sessionSchema';
 import { Commands } from './commandIds';

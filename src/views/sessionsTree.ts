@@ -3,7 +3,7 @@ import type { JobRecord } from '../core/store/jobSchema';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { isBlocked, isOpen, jobTreeItem } from './jobItems';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 import { codeSpan, markdownText } from './markdown';
 
 export type SessionsNode =

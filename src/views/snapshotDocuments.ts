@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { printable } from '../core/base/ids';
+import { isPinned } from '../core/loop/snapshot';
 import type { EngineHost } from './engineHost';
 
 /** The custom URI schemes of the extension, in one place. */
@@ -39,6 +40,9 @@ export class SnapshotContentProvider implements vscode.TextDocumentContentProvid
   }
 }
 
+/** What Open Changes says for a round that pinned no snapshot (a `mam job submit --type loop` job's). */
+export const NO_SNAPSHOT = 'MAM: this loop reviewed what the worker reported; it has no snapshot of changes to show.';
+
 /**
  * Opens a round's changed files together in VS Code's multi-file diff editor (`vscode.changes`):
  * base ↔ round N, or round N−1 ↔ round N (`since: 'previous'`). Both sides are read-only
@@ -50,6 +54,7 @@ export async function openRoundChanges(host: EngineHost, folderIndex: number, lo
   const loop = fe?.engine.loop(loopId);
   const r = round === undefined ? loop?.rounds.at(-1) : loop?.rounds.find((x) => x.n === round);
   if (!fe || !loop || !r) throw new Error(round === undefined ? 'that loop has no review round yet' : `loop ${loopId} has no round ${round}`);
+  if (!isPinned(r.identity)) return void vscode.window.showInformationMessage(NO_SNAPSHOT);
   // VS Code adds the count: "Make the start stronger: Base ↔ Round 2 (3 files)".
   const name = printable(loop.title ?? loop.task.split('\n')[0]!.trim(), 30);
   let from = r.identity.base;
@@ -78,6 +83,7 @@ export async function openSnapshotDiff(host: EngineHost, folderIndex: number, lo
   const loop = host.byFolderIndex(folderIndex)?.engine.loop(loopId);
   const r = loop?.rounds.find((x) => x.n === round);
   if (!loop || !r) throw new Error(`loop ${loopId} has no round ${round}`);
+  if (!isPinned(r.identity)) return void vscode.window.showInformationMessage(NO_SNAPSHOT);
   const left = snapshotUri({ folderIndex, loopId, rev: r.identity.base, path: file });
   const right = snapshotUri({ folderIndex, loopId, rev: r.identity.tree, path: file });
   await vscode.commands.executeCommand('vscode.diff', left, right, `${file} (base ↔ round ${round})`, { preview: true });

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { isOpen, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { Views } from './commandIds';
 import type { EngineHost } from './engineHost';
-import { DisposableBase } from './lifecycle';
+import { DisposableBase } from '../core/base/disposable';
 
 export interface StatusCounts {
   /** Open jobs that are not waiting for the user, a person's tasks aside. */

@@ -91,7 +91,7 @@ function render(model: ReportModel): void {
       ...(loop.planner ? fact('Planner', loop.planner) : []),
       ...fact('Started', when),
       ...fact('Checkout', el('span', { class: 'mono' }, loop.checkout)),
-      ...fact('Base', el('span', { class: 'mono' }, loop.base.slice(0, 12))),
+      ...(loop.base ? fact('Base', el('span', { class: 'mono' }, loop.base.slice(0, 12))) : []),
       ...fact('Loop', el('span', { class: 'mono' }, loop.id)),
     ),
   );
@@ -111,10 +111,11 @@ function capitalize(s: string): string {
 
 function renderRound(round: ReportRound): HTMLElement {
   const [label, tone] = ROUND_LOOK[round.status] ?? [capitalize(round.status), 'neutral'];
-  const head = el('div', { class: 'card-head' }, el('h3', {}, `Round ${round.n}`), pill(label, tone), el('span', { class: 'spacer' }), button('Open Changes', { type: 'openChanges', round: round.n }));
+  const head = el('div', { class: 'card-head' }, el('h3', {}, `Round ${round.n}`), pill(label, tone), el('span', { class: 'spacer' }), round.pinned ? button('Open Changes', { type: 'openChanges', round: round.n }) : '');
   const parts: Node[] = [head];
   if (round.status === 'stale') parts.push(el('p', { class: 'muted' }, 'The code changed during the review: its approvals were discarded.'));
-  parts.push(el('p', { class: 'identity mono', title: `base ${round.identity.base}\nhead ${round.identity.head}\ntree ${round.identity.tree}` }, `base ${round.identity.base.slice(0, 12)} · head ${round.identity.head.slice(0, 12)} · tree ${round.identity.tree.slice(0, 12)}`));
+  if (round.pinned) parts.push(el('p', { class: 'identity mono', title: `base ${round.identity.base}\nhead ${round.identity.head}\ntree ${round.identity.tree}` }, `base ${round.identity.base.slice(0, 12)} · head ${round.identity.head.slice(0, 12)} · tree ${round.identity.tree.slice(0, 12)}`));
+  else parts.push(el('p', { class: 'identity muted' }, 'Reviewed what the worker reported: no snapshot.'));
   if (round.rebut) parts.push(el('div', { class: 'rebut' }, el('div', { class: 'rebut-title' }, 'Creator’s rebuttal'), markdown(round.rebut)));
   if (round.children.length) parts.push(el('p', { class: 'muted' }, `Delegated jobs: ${round.children.map((c) => `${c.id} (${c.session}) ${c.state}`).join(', ')}`));
   if (round.files.length) {

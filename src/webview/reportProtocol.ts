@@ -36,6 +36,8 @@ export interface ReportRound {
   n: number;
   status: string;
   identity: { base: string; head: string; tree: string };
+  /** False for a round that pinned no snapshot (a `--type loop` job's): no identity, no changes to open. */
+  pinned: boolean;
   rebut: string | null;
   children: Array<{ id: string; state: string; session: string }>;
   reviews: ReportReview[];

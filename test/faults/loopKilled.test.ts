@@ -7,7 +7,8 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
-import type { LoopState } from '../../src/core/loop/loopState';
+import { LoopStore, type LoopState } from '../../src/core/loop/loopState';
+import { UNPINNED } from '../../src/core/loop/snapshot';
 import { JobOutbox } from '../../src/core/messaging/outbox';
 import { CLI, until } from '../support/helpers';
 import { loopFixture, type JobFixture } from '../support/jobs';
@@ -52,5 +53,42 @@ describe('faults: a loop killed midway loses no completion', function () {
     // nobody had applied it, are late; the completion itself is not).
     const job = f.controlPlane.jobs.get(id)!;
     assert.deepEqual([job.state, (job.late_events ?? []).filter((e) => e.event !== 'heartbeat')], ['completed', []]);
+  });
+
+  it('a `--type loop` job killed mid-review resumes with mam loop resume: no finished job asked again, the parent completes, exit 0', async () => {
+    // A `--type loop` job works in a folder that need not be a git checkout: its rounds review what the worker reported.
+    fs.rmSync(path.join(f.workspace, '.git'), { recursive: true });
+    fs.mkdirSync(path.join(f.workspace, '.mam'), { recursive: true }); // what marks it as the workspace, with no git root
+    await f.agent('worker', 'work');
+    await f.agent('reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS', '--work-ms', '3000']);
+    const submit = execa(process.execPath, [CLI, 'job', 'submit', '--session', 'worker', '--type', 'loop', '--reviewer', 'reviewer', '--prompt', 'Add input validation', '--json'], { cwd: f.workspace, env: f.env, reject: false });
+    const loops = new LoopStore(f.controlPlane.paths);
+    const stepJob = (key: string) => loops.list()[0]?.steps.find((s) => s.key === key)?.job_id;
+    try {
+      await until(() => f.controlPlane.jobs.get(stepJob('r1:review:reviewer') ?? 'j-none')?.state === 'started', 60_000, 'the first review to start');
+    } finally {
+      submit.kill('SIGKILL');
+      await submit;
+    }
+    const before = loops.list()[0]!;
+    assert.equal(before.status, 'running', 'killed, the loop is unfinished');
+    assert.deepEqual(before.rounds.map((r) => r.identity), [UNPINNED], 'its round pins no snapshot');
+    const parentId = before.job!.id;
+    const implemented = stepJob('implement')!;
+    const reviewing = stepJob('r1:review:reviewer')!;
+    assert.equal(f.controlPlane.jobs.get(implemented)!.state, 'completed');
+
+    const resumed = await f.run(['loop', 'resume', before.id, '--json']);
+    assert.equal(resumed.exitCode, 0, resumed.stderr);
+    const after = JSON.parse(resumed.stdout) as LoopState;
+    assert.deepEqual([after.status, after.exit_code], ['passed', 0]);
+    assert.equal(after.steps.find((s) => s.key === 'implement')!.job_id, implemented, 'the finished work is not asked again');
+    assert.equal(after.steps.find((s) => s.key === 'r1:review:reviewer')!.job_id, reviewing, 'the review under way is awaited, not asked again');
+    const parent = f.controlPlane.jobs.require(parentId);
+    assert.deepEqual([parent.type, parent.state, parent.detail], ['loop', 'completed', 'PASS after 2 iteration(s)']);
+    const children = f.controlPlane.jobs.list().jobs.filter((j) => j.parent_job === parentId).reverse();
+    assert.deepEqual(children.map((j) => [j.id === implemented || j.id === reviewing, j.session, j.state]), [
+      [true, 'worker', 'completed'], [true, 'reviewer', 'completed'], [false, 'worker', 'completed'], [false, 'reviewer', 'completed'],
+    ]);
   });
 });

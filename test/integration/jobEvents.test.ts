@@ -33,9 +33,10 @@ describe('mam event and onboarding', function () {
   });
 
   it('session create --onboard: 0 when the agent follows the protocol, 44 when it fails, 45 when it does not finish in time', async () => {
-    const create = (name: string, mode: string, extra: string[] = []) => {
+    // T only for the one that must run out of it: the others start at once, however loaded the machine.
+    const create = (name: string, mode: string, startTimeoutS = '180') => {
       const command = [process.execPath, path.resolve(__dirname, '../fixtures/fake-agent.js'), '--as', 'claude', '--log', f.log, '--mode', mode].map((w) => JSON.stringify(w)).join(' ');
-      return f.run(['session', 'create', '--agent', 'claude', '--name', name, '--command', command, '--onboard', ...extra], { MAM_START_TIMEOUT_S: '2' });
+      return f.run(['session', 'create', '--agent', 'claude', '--name', name, '--command', command, '--onboard'], { MAM_START_TIMEOUT_S: startTimeoutS });
     };
     const ok = await create('good', 'instant');
     assert.equal(ok.exitCode, 0, ok.stderr);
@@ -43,7 +44,7 @@ describe('mam event and onboarding', function () {
     const failed = await create('bad', 'error');
     assert.equal(failed.exitCode, 44, failed.stderr);
     assert.match(failed.stdout, /Onboarding of bad failed: .* failed \(agent_error\)\. The session is kept\./);
-    const slow = await create('slow', 'silent');
+    const slow = await create('slow', 'silent', '1');
     assert.equal(slow.exitCode, 45, slow.stderr);
     assert.match(slow.stdout, /Onboarding of slow did not finish in time/);
     const rows = await f.controlPlane.sessions.list();

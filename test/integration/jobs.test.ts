@@ -22,6 +22,9 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     await broker.dispose();
   });
 
+  // A timer does not depend on the broker: test/unit/supervisor.test.ts proves every deadline on a
+  // fake clock. End to end (real tmux, CLI and heartbeat process), each is shown once, on the embedded broker.
+  const onceEndToEnd = (title: string, fn: Mocha.AsyncFunc): void => void (brokerName === 'embedded broker' && it(title, fn));
   const submit = (session: string, ...extra: string[]) => f.run(['job', 'submit', '--session', session, '--prompt', 'Fix the typo in README', '--json', ...extra]);
   const jobLines = () => readAgentLog(f.log).filter((e) => e.event === 'line' && /^MAM job /.test(e.text ?? ''));
 
@@ -54,9 +57,9 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.deepEqual([JSON.parse(r.stdout).state, JSON.parse(r.stdout).reason], ['failed', 'agent_error']);
   });
 
-  it('no started within T → 1 agent_blocked, and the prompt is never typed twice', async () => {
+  onceEndToEnd('no started within T → 1 agent_blocked, and the prompt is never typed twice', async () => {
     await f.agent('w1', 'silent');
-    const r = await submit('w1', '--start-timeout', '1.5');
+    const r = await submit('w1', '--start-timeout', '1');
     assert.equal(r.exitCode, 1, r.stderr);
     assert.deepEqual([JSON.parse(r.stdout).state, JSON.parse(r.stdout).reason], ['failed', 'agent_blocked']);
     assert.equal(jobLines().length, 1);
@@ -78,16 +81,16 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.match(logs.stdout, /the pane's last screen:\n\s+│ /);
   });
 
-  it('started then silent → 2 deadline_timeout', async () => {
+  onceEndToEnd('started then silent → 2 deadline_timeout', async () => {
     await f.agent('w1', 'started-silent');
-    const r = await submit('w1', '--idle-timeout', '1.5');
+    const r = await submit('w1', '--idle-timeout', '1');
     assert.equal(r.exitCode, 2, r.stderr);
     assert.deepEqual([JSON.parse(r.stdout).state, JSON.parse(r.stdout).reason], ['timeout', 'deadline_timeout']);
   });
 
   // The agent asks for heartbeats (started --heartbeat N), or runs a plain started: the job's own N then.
   for (const [mode, how] of [['heartbeats', 'started --heartbeat N'], ['plain-started', 'a plain started, at the job\'s N']] as const) {
-    it(`heartbeats past the budget (${how}) → 2 wall_clock_timeout; the heartbeat process stops with the job`, async () => {
+    onceEndToEnd(`heartbeats past the budget (${how}) → 2 wall_clock_timeout; the heartbeat process stops with the job`, async () => {
       await f.agent('w1', mode);
       const r = await submit('w1', '--heartbeat', '0.3', '--idle-timeout', '1.5', '--timeout', '2.5');
       assert.equal(r.exitCode, 2, r.stderr);
@@ -140,7 +143,7 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
     assert.equal(jobLines().length, 0);
   });
 
-  it('a completion after a timeout is kept in the audit log as a late completion', async () => {
+  onceEndToEnd('a completion after a timeout is kept in the audit log as a late completion', async () => {
     await f.agent('w1', 'late', ['--work-ms', '2500']);
     const engine = f.engine();
     await engine.connect(); // a subscriber that outlives the submitter, as the extension would

@@ -3,6 +3,11 @@
  * TMUX_TMPDIR for the whole run, and a marker in the environment that every child process inherits.
  * After the last test: the run fails if any test left files in the real HOME's agent folders, a tmux
  * server, or a process carrying the marker (a child, or a detached daemon) behind.
+ *
+ * Under `--parallel` (.mocharc.json) both run once, in mocha's main process: setup before the first
+ * worker is forked, so every worker inherits the temp HOME and the marker; teardown after the last
+ * worker is done. * Each suite keeps to its own temp folders, tmux servers (named by its pid),
+ * brokers on free ports and network namespaces, so files may run side by side.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -5,6 +5,8 @@ import { MemoryLogger } from '../../src/core/base/log';
 import { stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
 import { realMuxFactory } from '../../src/core/mux';
 import { JobEngine } from '../../src/core/jobs/jobEngine';
+import { jobTargets } from '../../src/core/jobs/jobTarget';
+import { remoteTarget } from '../../src/core/remote/remoteTarget';
 import { resolveConfig } from '../../src/core/config/settings';
 import { CLI, FAKE_AGENT, mam, type MamResult } from './helpers';
 import { sessionFixture, type SessionFixture } from './sessions';
@@ -43,6 +45,7 @@ export function jobFixture(extraEnv: Record<string, string> = {}): JobFixture {
         logger,
         env: base.env,
         cliPath: CLI,
+        targets: jobTargets(remoteTarget),
       });
       engines.push(engine);
       return engine;

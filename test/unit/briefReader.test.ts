@@ -2,9 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { injectedLine, writeBrief } from '../../src/core/jobs/brief';
-import { BriefFormatError, eventArgs, parseBrief, parseJobLine, parseLoopHint } from '../../src/core/jobs/briefReader';
-import { fixPrompt, implementPrompt, reviewPrompt } from '../../src/core/loop/loopPrompts';
-import type { LoopState } from '../../src/core/loop/loopState';
+import { BriefFormatError, eventArgs, parseBrief, parseJobLine } from '../../src/scriptedAgent/briefReader';
 import { tempDir } from '../support/helpers';
 import { jobRecord } from '../support/rows';
 
@@ -40,16 +38,6 @@ describe('reading a job from the agent side (briefReader: the inverse of brief.t
     assert.deepEqual(parseJobLine(injectedLine('j-20261129T201923Z-3f9a1c2b', '/ws with space/.mam/jobs/j-1/brief.md')), { jobId: 'j-20261129T201923Z-3f9a1c2b', briefPath: '/ws with space/.mam/jobs/j-1/brief.md' });
     assert.equal(parseJobLine('MAM job j-1: read the brief at /x'), undefined);
     assert.equal(parseJobLine('hello'), undefined);
-  });
-
-  it("reads each loop prompt's hint: step and round", () => {
-    const state = { id: 'l-20261129T000000Z-abcdef', task: 'T', creator: 'c', checkout: '/r', max_rebut: 2, rebuts_used: 0, plan: null } as unknown as LoopState;
-    const round = { n: 2, identity: { base: 'a'.repeat(40), head: 'b'.repeat(40), tree: 'c'.repeat(40) }, status: 'reviewing', reviews: [], started_at: '' } as LoopState['rounds'][number];
-    assert.deepEqual(parseLoopHint(implementPrompt(state)), { loop: state.id, step: 'implement', round: null });
-    assert.deepEqual(parseLoopHint(reviewPrompt(state, round, 'diff --git a/x b/x', undefined)), { loop: state.id, step: 'review', round: 2 });
-    assert.deepEqual(parseLoopHint(fixPrompt(state, round, [{ reviewer: 'r', text: 'no' }])), { loop: state.id, step: 'fix', round: 2 });
-    assert.equal(parseLoopHint('<!-- mam-loop: {not json} -->'), null);
-    assert.equal(parseLoopHint('<!-- mam-loop: {"round":1} -->'), null);
   });
 
   it('names what is missing from a brief it cannot read', () => {

@@ -4,21 +4,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryLogger } from '../../src/core/base/log';
 import { uniqueClientId } from '../../src/core/messaging/mqttClient';
+import { remainingLengthBytes } from '../../src/core/messaging/mqttWire';
 import { PacketSizeScanner } from '../../src/core/messaging/packetLimit';
 import { RetainedStore } from '../../src/core/messaging/retainedStore';
 import { tempDir, until } from '../support/helpers';
 
 /** An MQTT frame: fixed header byte, remaining length, body. */
 function frame(bodyLength: number, header = 0x30): Buffer {
-  const length: number[] = [];
-  let n = bodyLength;
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    length.push(b);
-  } while (n > 0);
-  return Buffer.concat([Buffer.from([header, ...length]), Buffer.alloc(bodyLength, 0x61)]);
+  return Buffer.concat([Buffer.from([header]), remainingLengthBytes(bodyLength), Buffer.alloc(bodyLength, 0x61)]);
 }
 
 describe('packet size limit', () => {

@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INITIAL_FILES, SIGNUP_FILE, TEST_FILE } from '../../src/core/demo/demoProject';
-import { LineInput } from '../../src/demo/lineInput';
-import { composeReport, diffOf, filesInDiff, probeSignup, runTests, strictFindings } from '../../src/demo/review';
-import { fixSignup, fixTests, implementSignup, implementTests, type Edit } from '../../src/demo/signupEdits';
+import { LineInput } from '../../src/scriptedAgent/lineInput';
+import { composeReport, diffOf, filesInDiff, probeSignup, runTests, strictFindings } from '../../src/scriptedAgent/review';
+import { fixSignup, fixTests, implementSignup, implementTests, type Edit } from '../../src/scriptedAgent/signupEdits';
 import { tempDir } from '../support/helpers';
 
 describe('the demo agent', () => {

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { parse as parseYaml } from 'yaml';
 import { GLOBAL_OPTIONS } from '../../src/cli/args';
 import { COMMANDS } from '../../src/cli/commands';
-import { splitWords } from '../../src/core/base/words';
+import { splitWords } from '../../src/core/base/shellWords';
 import { parseEnvFile } from '../../src/core/config/envFile';
 import { CONFIG_KEYS, resolveConfig } from '../../src/core/config/settings';
 import { agentRules, agentRulesSection, appendSection, findSection, removeSection } from '../../src/core/init/agentRules';

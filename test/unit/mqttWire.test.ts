@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { connectPacket, publishPacket, readPackets } from '../../src/core/messaging/mqttWire';
+import { connectPacket, publishPacket, readPackets, RemainingLength, remainingLengthBytes } from '../../src/core/messaging/mqttWire';
 
 describe('the one-shot publisher’s MQTT 3.1.1 packets', () => {
   it('encodes CONNECT with clean session, keepalive and credentials as the standard lays out', () => {
@@ -32,5 +32,21 @@ describe('the one-shot publisher’s MQTT 3.1.1 packets', () => {
 
   it('refuses a remaining length longer than four bytes', () => {
     assert.throws(() => readPackets(Buffer.from([0x40, 0xff, 0xff, 0xff, 0xff, 0x01])), /malformed remaining length/);
+  });
+
+  it('reads back every remaining length it writes, one byte at a time, at each size boundary', () => {
+    for (const n of [0, 1, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152, 268_435_455]) {
+      const bytes = [...remainingLengthBytes(n)];
+      assert.equal(bytes.length, n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4, `${n} takes the fewest bytes`);
+      const length = new RemainingLength();
+      const reads = bytes.map((b) => length.push(b));
+      assert.deepEqual(reads, [...bytes.slice(1).map(() => 'more'), 'done'], `${n}`);
+      assert.equal(length.value, n);
+    }
+  });
+
+  it('calls a fourth length byte with the continuation bit malformed', () => {
+    const length = new RemainingLength();
+    assert.deepEqual([0x80, 0x80, 0x80, 0x80].map((b) => length.push(b)), ['more', 'more', 'more', 'malformed']);
   });
 });

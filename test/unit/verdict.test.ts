@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { agrees, hasVerdictLine, rebuttalOf, verdictOf } from '../../src/core/loop/verdict';
+import { agrees } from '../../src/core/jobs/compositeJobs';
+import { hasVerdictLine, rebuttalOf, verdictOf } from '../../src/core/loop/verdict';
 
 describe('verdicts, rebuttals and agreement are read strictly', () => {
   it('PASS only when [VERDICT: PASS] stands alone on the last non-empty line', () => {

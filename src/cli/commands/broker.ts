@@ -6,14 +6,14 @@ import { externalBroker } from '../../core/messaging/brokerEndpoint';
 import { brokerFiles, describeEndpoint, runningEmbeddedBroker } from '../../core/messaging/brokerRecord';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
 import { probeBroker } from '../../core/messaging/mqttProbe';
-import { JSON_OPTION, type Command, type CommandContext, type CliIo } from '../command';
+import { defineCommand, JSON_OPTION, type CliIo, type Command, type CommandContext } from '../command';
 import { since } from '../output';
 
 function paths(ctx: CommandContext): ControlPlanePaths {
   return new ControlPlanePaths(ctx.workspace());
 }
 
-const start: Command = {
+const start = defineCommand({
   path: ['broker', 'start'],
   summary: "start the workspace's embedded MQTT broker (does nothing if it runs)",
   options: { ...JSON_OPTION },
@@ -38,9 +38,9 @@ const start: Command = {
     }
     return 0;
   },
-};
+});
 
-const stop: Command = {
+const stop = defineCommand({
   path: ['broker', 'stop'],
   summary: "stop the workspace's embedded MQTT broker",
   options: { ...JSON_OPTION },
@@ -51,9 +51,9 @@ const stop: Command = {
     else ctx.out(result.stopped ? `Stopped the embedded broker (pid ${result.pid}).` : 'The embedded broker was not running.');
     return 0;
   },
-};
+});
 
-const status: Command = {
+const status = defineCommand({
   path: ['broker', 'status'],
   summary: 'show which broker MAM uses and whether it accepts connections',
   options: { ...JSON_OPTION },
@@ -87,10 +87,10 @@ const status: Command = {
     else ctx.out("embedded broker: never started in this workspace; start it with 'mam broker start'");
     return 0;
   },
-};
+});
 
 /** The daemon entry, spawned detached by `mam broker start`; not for people, so hidden from help. */
-const serve: Command = {
+const serve = defineCommand({
   path: ['broker', 'serve'],
   summary: 'run the embedded broker in the foreground (the daemon that `mam broker start` spawns)',
   hidden: true,
@@ -103,7 +103,7 @@ const serve: Command = {
     setTimeout(() => process.exit(code), 1_000).unref();
     return code;
   },
-};
+});
 
 /**
  * The job warden, in the daemon: the timers of jobs nobody waits on (`--no-wait`, or a submitter

@@ -2,18 +2,21 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExitCode, MamError, UsageError } from '../../core/base/errors';
+import { shellLine } from '../../core/base/shellWords';
 import { resolveConfig } from '../../core/config/settings';
 import { ControlPlane } from '../../core/store/controlPlane';
 import { runDemo, type DemoSummary } from '../../core/demo/demo';
 import { DEMO_PACES, type DemoPace } from '../../core/demo/demoProject';
 import { JobEngine } from '../../core/jobs/jobEngine';
+import { jobTargets } from '../../core/jobs/jobTarget';
+import { remoteTarget } from '../../core/remote/remoteTarget';
 import { stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
 import { realMuxFactory } from '../../core/mux';
-import { shellQuote } from '../../core/mux/shellQuote';
 import { TmuxBackend } from '../../core/mux/tmux';
 import { findProgram } from '../../core/sessions/program';
 import { SessionService } from '../../core/sessions/sessionService';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { defineCommand, JSON_OPTION, type CommandContext } from '../command';
+import { isOneOf } from '../args';
 
 /**
  * `mam demo`: the main job, end to end, on a machine with nothing but tmux, git and Node.js — a
@@ -21,12 +24,12 @@ import { JSON_OPTION, type Command, type CommandContext } from '../command';
  * repository, four built-in demo agents, one delegated job and one review loop (core/demo/demo.ts).
  * Afterwards everything it started is stopped and the folder removed, unless --keep.
  */
-export const demoCommand: Command = {
+export const demoCommand = defineCommand({
   path: ['demo'],
   summary: 'watch a team of built-in demo agents do a delegated job and a review loop (no accounts needed)',
   options: {
     keep: { kind: 'boolean', description: 'leave the sessions, broker and folder running afterwards, to look around' },
-    pace: { kind: 'string', value: 'fast|normal', description: 'how fast the demo agents work (default normal: about a minute)' },
+    pace: { kind: 'string', value: 'fast|normal', default: 'normal', description: 'how fast the demo agents work (default normal: about a minute)' },
     ...JSON_OPTION,
   },
   details: [
@@ -41,14 +44,14 @@ export const demoCommand: Command = {
   async run(ctx) {
     const o = ctx.args.options;
     if (o.workspace !== undefined) throw new UsageError('mam demo makes a workspace of its own in a temporary folder; it takes no --workspace');
-    const pace = (o.pace ?? 'normal') as DemoPace;
-    if (!DEMO_PACES.includes(pace)) throw new UsageError(`--pace must be fast or normal (got '${String(o.pace)}')`);
+    const pace = o.pace;
+    if (!isOneOf(DEMO_PACES, pace)) throw new UsageError(`--pace must be fast or normal (got '${pace}')`);
     for (const program of ['tmux', 'git']) {
       if (findProgram(program, ctx.io.cwd, ctx.io.env.PATH ?? '')) throw new MamError(`mam demo needs ${program}: install it (e.g. apt-get install ${program}) and run it again`, 'demo_unavailable', ExitCode.failed);
     }
     return new DemoRun(ctx, pace, Boolean(o.keep), Boolean(o.json)).run();
   },
-};
+});
 
 class DemoRun {
   private readonly root: string;
@@ -83,7 +86,7 @@ class DemoRun {
     }
     const muxFactory = realMuxFactory(this.env);
     this.sessions = new SessionService({ controlPlane: this.controlPlane, config, logger, env: this.env, muxFactory });
-    this.engine = new JobEngine({ controlPlane: this.controlPlane, config, sessions: this.sessions, muxFactory, logger, env: this.env, cliPath: path.join(this.distDir, 'cli.js') });
+    this.engine = new JobEngine({ controlPlane: this.controlPlane, config, sessions: this.sessions, muxFactory, logger, env: this.env, cliPath: path.join(this.distDir, 'cli.js'), targets: jobTargets(remoteTarget) });
   }
 
   async run(): Promise<number> {
@@ -200,9 +203,4 @@ function demoEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     out[key] = value;
   }
   return out;
-}
-
-/** A command line to print: words quoted only where a shell would need it. */
-function shellLine(argv: readonly string[]): string {
-  return argv.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : shellQuote([w]))).join(' ');
 }

@@ -1,7 +1,7 @@
 import { runDoctor } from '../../core/doctor';
-import { JSON_OPTION, type Command } from '../command';
+import { defineCommand, JSON_OPTION } from '../command';
 
-export const doctorCommand: Command = {
+export const doctorCommand = defineCommand({
   path: ['doctor'],
   summary: 'check tmux, git, Node.js, broker settings and the registry, and say what to fix',
   options: { ...JSON_OPTION },
@@ -24,4 +24,4 @@ export const doctorCommand: Command = {
     }
     return problems.length === 0 ? 0 : 1;
   },
-};
+});

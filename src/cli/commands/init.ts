@@ -1,9 +1,9 @@
 import { MamError, UsageError } from '../../core/base/errors';
 import { initWorkspace, type InitItem, type InitResult } from '../../core/init/initWorkspace';
 import { findEnclosingAgent } from '../../core/sessions/enclosingAgent';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { defineCommand, JSON_OPTION, type CommandContext } from '../command';
 
-export const initCommand: Command = {
+export const initCommand = defineCommand({
   path: ['init'],
   summary: 'set the workspace up for a team: .mam/, a .mam.env template, skills and AGENTS.md rules for agents',
   options: {
@@ -38,7 +38,7 @@ export const initCommand: Command = {
     else print(ctx, result);
     return 0;
   },
-};
+});
 
 /** Like every command's, except that a folder with neither .mam/ nor git is set up where it is. */
 function workspaceOf(ctx: CommandContext): string {

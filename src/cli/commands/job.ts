@@ -1,13 +1,14 @@
 import { printable } from '../../core/base/ids';
 import { UsageError } from '../../core/base/errors';
-import { JOB_STATES, type JobState } from '../../core/store/jobSchema';
+import { JOB_STATES } from '../../core/store/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
-import { JSON_OPTION, type Command } from '../command';
+import { defineCommand, JSON_OPTION, type Command } from '../command';
+import { isOneOf } from '../args';
 import { dash, since, table } from '../output';
 import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
 import { jobActionCommands } from './jobSubmit';
 
-const list: Command = {
+const list = defineCommand({
   path: ['job', 'list'],
   summary: 'list jobs, newest first',
   options: {
@@ -16,14 +17,14 @@ const list: Command = {
     session: { kind: 'string', value: 'NAME', description: 'only jobs for this session' },
   },
   async run(ctx) {
-    const state = ctx.args.options.state as string | undefined;
-    if (state !== undefined && !(JOB_STATES as readonly string[]).includes(state)) {
+    const state = ctx.args.options.state;
+    if (state !== undefined && !isOneOf(JOB_STATES, state)) {
       throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}`);
     }
-    const session = ctx.args.options.session as string | undefined;
+    const session = ctx.args.options.session;
     const { jobs, unreadable } = ctx.controlPlane().jobs.list();
     for (const u of unreadable) ctx.logger.warn(`skipped .mam/jobs/${u.file}: ${u.why}`);
-    const shown = jobs.filter((j) => (state === undefined || j.state === (state as JobState)) && (session === undefined || sessionName(j.session) === session));
+    const shown = jobs.filter((j) => (state === undefined || j.state === state) && (session === undefined || sessionName(j.session) === session));
     if (ctx.args.options.json) {
       ctx.json(shown);
       return 0;
@@ -45,9 +46,9 @@ const list: Command = {
     }
     return 0;
   },
-};
+});
 
-const status: Command = {
+const status = defineCommand({
   path: ['job', 'status'],
   summary: "show one job's record and latest status",
   options: { ...JOB_OPTION, ...JSON_OPTION },
@@ -84,9 +85,9 @@ const status: Command = {
     for (const [k, v] of rows) ctx.out(`${k.padEnd(10)}  ${dash(v)}`);
     return 0;
   },
-};
+});
 
-const logs: Command = {
+const logs = defineCommand({
   path: ['job', 'logs'],
   summary: "print a job's audit log: every accepted event and state transition",
   options: { ...JOB_OPTION, ...JSON_OPTION },
@@ -105,7 +106,7 @@ const logs: Command = {
     for (const e of entries) ctx.out(formatEntry(e));
     return 0;
   },
-};
+});
 
 function sessionName(target: string): string {
   const colon = target.indexOf(':');

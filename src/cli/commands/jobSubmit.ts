@@ -1,13 +1,16 @@
 import { printable } from '../../core/base/ids';
 import { JOB_TYPES } from '../../core/store/jobSchema';
-import { parseTarget, submitJob } from '../../core/jobs/submit';
-import { submitComposite } from '../../core/jobs/compositeJobs';
+import { submitJob } from '../../core/jobs/submit';
+import { parseTarget } from '../../core/jobs/targetAddress';
+import { submitDiscussion } from '../../core/jobs/compositeJobs';
+import { LoopRunner } from '../../core/loop/loopRunner';
 import { UsageError } from '../../core/base/errors';
 import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { isOneOf } from '../args';
+import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
 
-const submit: Command = {
+const submit = defineCommand({
   path: ['job', 'submit'],
   summary: 'delegate a job to a session and wait for its outcome',
   options: {
@@ -45,45 +48,52 @@ const submit: Command = {
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
-    const type = (o.type as string | undefined) ?? 'direct';
-    if (!(JOB_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
+    const type = o.type ?? 'direct';
+    if (!isOneOf(JOB_TYPES, type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
     for (const [flag, forType] of [['reviewer', 'loop'], ['max-iter', 'loop'], ['with', 'discuss'], ['max-turns', 'discuss']] as const) {
       if (o[flag] !== undefined && type !== forType) throw new UsageError(`--${ctx.args.aliasUsed[flag] ?? flag} goes with --type ${forType}`);
     }
     if (type !== 'direct' && o['no-wait']) throw new UsageError(`--no-wait is not available for --type ${type}: its turns are run by this command`);
-    if (o.agent !== undefined) await checkAgentOf(ctx, 'agent', o.agent as string, o.session as string);
-    if (o['reviewer-agent'] !== undefined) await checkAgentOf(ctx, 'reviewer', o['reviewer-agent'] as string, o.reviewer as string);
+    if (o.agent !== undefined) await checkAgentOf(ctx, 'agent', o.agent, o.session);
+    // The parser keeps --reviewer AGENT aside only beside --reviewer-session, so the reviewer is there.
+    if (o['reviewer-agent'] !== undefined && o.reviewer !== undefined) await checkAgentOf(ctx, 'reviewer', o['reviewer-agent'], o.reviewer);
     const engine = ctx.jobs();
     const json = Boolean(o.json);
     engine.ledger.onDidChangeJob(({ job, previous }) => {
       if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
     });
-    const submit = type === 'direct' ? submitJob : submitComposite;
+    // A `--type loop` job is a review loop with one reviewer, saved and resumable like any (`mam loop resume`).
+    const submitLoop: typeof submitDiscussion = (e, req) => {
+      const runner = new LoopRunner(e, ctx.logger);
+      runner.onDidProgress(({ message }) => !json && ctx.io.stderr(`mam: ${message}\n`));
+      return runner.submitLoopJob(req);
+    };
+    const submit = type === 'direct' ? submitJob : type === 'discuss' ? submitDiscussion : submitLoop;
     const result = await submit(engine, {
-      session: o.session as string,
-      ...(o.reviewer !== undefined ? { reviewer: o.reviewer as string } : {}),
-      ...(o['max-iter'] !== undefined ? { maxIter: o['max-iter'] as number } : {}),
-      ...(o.with !== undefined ? { partner: o.with as string } : {}),
-      ...(o['max-turns'] !== undefined ? { maxTurns: o['max-turns'] as number } : {}),
+      session: o.session,
+      ...(o.reviewer !== undefined ? { reviewer: o.reviewer } : {}),
+      ...(o['max-iter'] !== undefined ? { maxIter: o['max-iter'] } : {}),
+      ...(o.with !== undefined ? { partner: o.with } : {}),
+      ...(o['max-turns'] !== undefined ? { maxTurns: o['max-turns'] } : {}),
       wait: !o['no-wait'],
       baseDir: ctx.io.cwd,
-      ...(o.prompt !== undefined ? { prompt: o.prompt as string } : {}),
-      ...(o.brief !== undefined ? { briefFile: o.brief as string } : {}),
-      ...(o.title !== undefined ? { title: o.title as string } : {}),
-      ...(o.role !== undefined ? { role: o.role as string } : {}),
-      ...(o.type !== undefined ? { type: o.type as string } : {}),
-      ...(o.timeout !== undefined ? { timeoutS: o.timeout as number } : {}),
-      ...(o['idle-timeout'] !== undefined ? { idleTimeoutS: o['idle-timeout'] as number } : {}),
-      ...(o['start-timeout'] !== undefined ? { startTimeoutS: o['start-timeout'] as number } : {}),
-      ...(o.heartbeat !== undefined ? { heartbeatS: o.heartbeat as number } : {}),
-      ...(o['parent-job'] !== undefined ? { parentJob: o['parent-job'] as string } : {}),
+      ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
+      ...(o.brief !== undefined ? { briefFile: o.brief } : {}),
+      ...(o.title !== undefined ? { title: o.title } : {}),
+      ...(o.role !== undefined ? { role: o.role } : {}),
+      ...(o.type !== undefined ? { type } : {}),
+      ...(o.timeout !== undefined ? { timeoutS: o.timeout } : {}),
+      ...(o['idle-timeout'] !== undefined ? { idleTimeoutS: o['idle-timeout'] } : {}),
+      ...(o['start-timeout'] !== undefined ? { startTimeoutS: o['start-timeout'] } : {}),
+      ...(o.heartbeat !== undefined ? { heartbeatS: o.heartbeat } : {}),
+      ...(o['parent-job'] !== undefined ? { parentJob: o['parent-job'] } : {}),
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });
     else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${printable(job.detail, 2000)}` : job.why ? `: ${printable(job.why, 2000)}` : ''}`);
     return result.exitCode;
   },
-};
+});
 
 /** The seeds' product names for the agents MAM knows by a shorter one. */
 const SEED_AGENT_NAMES: Readonly<Record<string, string>> = { 'claude-code': 'claude', 'hermes-agent': 'hermes', 'agy-agent': 'agy', 'grok-build': 'grok' };
@@ -103,7 +113,7 @@ async function checkAgentOf(ctx: CommandContext, flag: string, agent: string, ta
   throw new UsageError(`--${flag} ${printable(agent, 40)}: session ${row.name} runs ${row.agent}, not ${printable(agent, 40)}; name the session that runs it, or leave --${flag} out`);
 }
 
-const cancel: Command = {
+const cancel = defineCommand({
   path: ['job', 'cancel'],
   summary: 'cancel an open job (its session is freed; late events are kept)',
   positionals: JOB_ID,
@@ -118,9 +128,9 @@ const cancel: Command = {
     }
     return 0;
   },
-};
+});
 
-const verify: Command = {
+const verify = defineCommand({
   path: ['job', 'verify'],
   summary: "run a validation command against a job's artefacts and record the result",
   positionals: JOB_ID,
@@ -131,11 +141,11 @@ const verify: Command = {
   },
   details: 'Exit status: 0 when the command succeeded, 1 when it failed.',
   async run(ctx) {
-    const result = await verifyJob(ctx.jobs(), jobIdArg(ctx, 'verify'), ctx.args.options.validate as string);
+    const result = await verifyJob(ctx.jobs(), jobIdArg(ctx, 'verify'), ctx.args.options.validate);
     if (ctx.args.options.json) ctx.json(result);
     else ctx.out(`${result.passed ? 'passed' : 'failed'}: ${result.command.join(' ')} exited ${result.exit_code}${result.output_tail ? `\n${result.output_tail}` : ''}`);
     return result.passed ? 0 : 1;
   },
-};
+});
 
 export const jobActionCommands: readonly Command[] = [submit, cancel, verify];

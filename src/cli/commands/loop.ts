@@ -2,10 +2,11 @@ import { UsageError } from '../../core/base/errors';
 import { LoopRunner } from '../../core/loop/loopRunner';
 import { cancelLoop } from '../../core/loop/loopCancel';
 import { LoopStore, type LoopState } from '../../core/loop/loopState';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { isPinned } from '../../core/loop/snapshot';
+import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 
-const run: Command = {
+const run = defineCommand({
   path: ['loop'],
   summary: 'plan, implement and review until every reviewer says PASS on the same snapshot',
   options: {
@@ -36,36 +37,36 @@ const run: Command = {
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
-    const count = (flag: string): number | undefined => {
-      const v = o[flag] as string | number | undefined;
+    const count = (flag: 'plan-talk' | 'max-loop' | 'max-rebut'): number | undefined => {
+      const v = o[flag];
       if (v === undefined) return undefined;
       if (typeof v === 'number') return v;
       if (!/^\d+$/.test(v)) throw new UsageError(`--${flag} must be a whole number (got '${v}')`);
       return Number(v);
     };
-    const reviewers = o.reviewer === undefined ? undefined : (o.reviewer as string).split(',').map((r) => r.trim()).filter(Boolean);
+    const reviewers = o.reviewer === undefined ? undefined : o.reviewer.split(',').map((r) => r.trim()).filter(Boolean);
     if (reviewers !== undefined && reviewers.length === 0) throw new UsageError('--reviewer names no session');
     const runner = loopRunner(ctx);
     const state = await runner.start({
-      task: o.task as string,
-      creator: o.creator as string,
+      task: o.task,
+      creator: o.creator,
       baseDir: ctx.io.cwd,
-      ...(o.planner !== undefined ? { planner: o.planner as string } : {}),
+      ...(o.planner !== undefined ? { planner: o.planner } : {}),
       ...(count('plan-talk') !== undefined ? { planTalk: count('plan-talk')! } : {}),
       ...(reviewers ? { reviewers } : {}),
       ...(o['all-reviewer'] ? { allReviewers: true } : {}),
       ...(count('max-loop') !== undefined ? { maxLoop: count('max-loop')! } : {}),
       ...(count('max-rebut') !== undefined ? { maxRebut: count('max-rebut')! } : {}),
       ...(o['review-only'] ? { reviewOnly: true } : {}),
-      ...(o.worktree !== undefined ? { worktree: o.worktree as string } : {}),
-      ...(o.base !== undefined ? { base: o.base as string } : {}),
-      ...(o['reports-dir'] !== undefined ? { reportsDir: o['reports-dir'] as string } : {}),
+      ...(o.worktree !== undefined ? { worktree: o.worktree } : {}),
+      ...(o.base !== undefined ? { base: o.base } : {}),
+      ...(o['reports-dir'] !== undefined ? { reportsDir: o['reports-dir'] } : {}),
     });
     return report(ctx, state);
   },
-};
+});
 
-const resume: Command = {
+const resume = defineCommand({
   path: ['loop', 'resume'],
   summary: 'continue a loop that stopped midway, without repeating finished jobs',
   positionals: [{ name: 'loop', description: 'the loop ID', required: true }],
@@ -73,9 +74,9 @@ const resume: Command = {
   async run(ctx) {
     return report(ctx, await loopRunner(ctx).resume(ctx.args.positionals[0]!));
   },
-};
+});
 
-const status: Command = {
+const status = defineCommand({
   path: ['loop', 'status'],
   summary: "a loop's rounds, verdicts and snapshot identities",
   positionals: [{ name: 'loop', description: 'the loop ID (default: the newest)' }],
@@ -94,15 +95,16 @@ const status: Command = {
     ctx.out(`creator ${loop.creator}, reviewers ${loop.reviewers.join(', ')}${loop.planner ? `, planner ${loop.planner}` : ''}; checkout ${loop.checkout}`);
     ctx.out(`reports: ${loop.reports_dir ?? ctx.controlPlane().paths.reportsDir}`);
     for (const r of loop.rounds) {
-      ctx.out(`round ${r.n} (${r.status}): base ${r.identity.base.slice(0, 12)} head ${r.identity.head.slice(0, 12)} tree ${r.identity.tree.slice(0, 12)}`);
+      const what = isPinned(r.identity) ? `base ${r.identity.base.slice(0, 12)} head ${r.identity.head.slice(0, 12)} tree ${r.identity.tree.slice(0, 12)}` : `what ${loop.creator} reported (job ${loop.job?.id ?? '?'})`;
+      ctx.out(`round ${r.n} (${r.status}): ${what}`);
       for (const v of r.reviews) ctx.out(`  ${v.reviewer}: ${v.verdict ?? '…'} (job ${v.job_id})${v.report ? ` → ${v.report}` : ''}`);
       if (r.rebut) ctx.out(`  rebuttal: ${r.rebut}`);
     }
     return 0;
   },
-};
+});
 
-const list: Command = {
+const list = defineCommand({
   path: ['loop', 'list'],
   summary: 'the loops of this workspace, newest first',
   options: { ...JSON_OPTION },
@@ -116,9 +118,9 @@ const list: Command = {
     else for (const line of table(loops, [['ID', (l) => l.id], ['STATUS', (l) => l.status], ['ROUNDS', (l) => String(l.rounds.length)], ['CREATOR', (l) => l.creator], ['AGE', (l) => since(l.created_at)], ['REASON', (l) => dash(l.reason)], ['TASK', (l) => l.task.split('\n')[0]!.slice(0, 50)]])) ctx.out(line);
     return 0;
   },
-};
+});
 
-const cancel: Command = {
+const cancel = defineCommand({
   path: ['loop', 'cancel'],
   summary: 'stop a loop: the jobs it has open, and its runner (in a terminal or a VS Code window) lets go',
   positionals: [{ name: 'loop', description: 'the loop ID', required: true }],
@@ -135,15 +137,15 @@ const cancel: Command = {
     ctx.out(`Cancelled loop ${loop.id}.`);
     return 0;
   },
-};
+});
 
-function loopRunner(ctx: CommandContext): LoopRunner {
+function loopRunner(ctx: CommandContext<typeof JSON_OPTION>): LoopRunner {
   const runner = new LoopRunner(ctx.jobs(), ctx.logger);
   if (!ctx.args.options.json) runner.onDidProgress(({ message }) => ctx.out(message));
   return runner;
 }
 
-function report(ctx: CommandContext, state: LoopState): number {
+function report(ctx: CommandContext<typeof JSON_OPTION>, state: LoopState): number {
   if (ctx.args.options.json) ctx.json(state);
   return state.exit_code ?? 1;
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { LockTimeoutError } from '../../core/base/errors';
 import { isTerminal } from '../../core/store/jobSchema';
 import { acquire } from '../../core/store/lock';
-import { type Command, type CommandContext } from '../command';
+import { defineCommand, type CommandContext } from '../command';
 import { repeatUntilSignal } from '../repeat';
 
 /**
@@ -11,13 +11,13 @@ import { repeatUntilSignal } from '../repeat';
  * applies job events (live from the broker, from outboxes on disk when it is down), and enforces
  * the timers of jobs nobody is waiting on (submitted with --no-wait, or whose submitter died).
  */
-export const monitorCommand: Command = {
+export const monitorCommand = defineCommand({
   path: ['monitor'],
   summary: 'keep sessions and jobs in order: repair drift, apply events, enforce job timers',
   options: {
     once: { kind: 'boolean', description: 'one pass, then exit' },
     'until-idle': { kind: 'boolean', description: 'only jobs: enforce their timers until none is open, then exit (one per workspace; a --no-wait submit starts it when MQTT_BROKER names your own broker)' },
-    interval: { kind: 'seconds', value: 'S', description: 'seconds between session checks (default 5)' },
+    interval: { kind: 'seconds', value: 'S', default: 5, description: 'seconds between session checks (default 5)' },
   },
   async run(ctx) {
     const registry = ctx.controlPlane().sessions;
@@ -42,19 +42,10 @@ export const monitorCommand: Command = {
       await supervisor.enforceDue();
       return 0;
     }
-    const intervalMs = Math.max(0.2, (ctx.args.options.interval as number | undefined) ?? 5) * 1000;
-    const gone = folderWatch(ctx.controlPlane().paths.dir);
-    await repeatUntilSignal(intervalMs, async () => {
-      if (gone()) {
-        ctx.out(`${ctx.controlPlane().paths.dir} is gone; the monitor stops.`);
-        return 'stop';
-      }
-      print(await reconcile(ctx.sessions(), registry));
-      return undefined;
-    });
+    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => print(await reconcile(ctx.sessions(), registry)));
     return 0;
   },
-};
+});
 
 /**
  * The detached job watcher for workspaces on an external broker (the embedded broker's daemon
@@ -92,6 +83,30 @@ async function watchUntilIdle(ctx: CommandContext): Promise<number> {
   } finally {
     release();
   }
+}
+
+/**
+ * Runs `pass` at once and then every `intervalS` seconds (at least 0.2) until SIGINT or SIGTERM,
+ * or until the workspace's `.mam/` is gone — also when it went while a pass ran, whose programs
+ * then fail for want of their working folder.
+ */
+export async function whileWorkspaceLasts(ctx: Pick<CommandContext, 'controlPlane' | 'out'>, intervalS: number, pass: () => Promise<void>): Promise<void> {
+  const dir = ctx.controlPlane().paths.dir;
+  const gone = folderWatch(dir);
+  const stop = (): 'stop' => {
+    ctx.out(`${dir} is gone; the monitor stops.`);
+    return 'stop';
+  };
+  await repeatUntilSignal(Math.max(0.2, intervalS) * 1000, async () => {
+    if (gone()) return stop();
+    try {
+      await pass();
+    } catch (err) {
+      if (gone()) return stop();
+      throw err;
+    }
+    return undefined;
+  });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { AGENT_NAMES } from '../../core/agents';
 import { SessionService } from '../../core/sessions/sessionService';
-import { JSON_OPTION, type Command } from '../command';
+import { defineCommand, JSON_OPTION, type Command } from '../command';
 
-const register: Command = {
+const register = defineCommand({
   path: ['orchestrator', 'register'],
   summary: 'record your own conversation ID so discovery never takes it for a sub-agent’s',
   options: {
@@ -12,11 +12,11 @@ const register: Command = {
   },
   async run(ctx) {
     const service: SessionService = ctx.sessions();
-    const { entry, added } = await service.orchestrators.register(ctx.args.options.agent as string, ctx.args.options.conversation as string);
+    const { entry, added } = await service.orchestrators.register(ctx.args.options.agent, ctx.args.options.conversation);
     if (ctx.args.options.json) ctx.json({ ...entry, added });
     else ctx.out(added ? `Registered ${entry.agent} conversation ${entry.conversation_id} as the orchestrator's.` : `Already registered: ${entry.agent} conversation ${entry.conversation_id}.`);
     return 0;
   },
-};
+});
 
 export const orchestratorCommands: readonly Command[] = [register];

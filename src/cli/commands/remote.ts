@@ -5,9 +5,9 @@ import { isTerminal, type JobRecord } from '../../core/store/jobSchema';
 import { exitCodeOf } from '../../core/jobs/submit';
 import { dispatchSecretOf } from '../../core/remote/dispatchMessage';
 import { RemoteRunner } from '../../core/remote/runner';
-import type { Command } from '../command';
+import { defineCommand, type Command } from '../command';
 
-const run: Command = {
+const run = defineCommand({
   path: ['remote', 'run'],
   summary: 'take jobs sent to remote:NAME from the shared broker and run them in a local session',
   options: {
@@ -26,8 +26,7 @@ const run: Command = {
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;
-    const name = o.name as string;
-    const session = o.session as string | undefined;
+    const { name, session } = o;
     for (const [flag, value, what] of [['--name', name, 'runner name'], ['--session', session, 'session name']] as const) {
       const problem = value === undefined ? undefined : nameProblem(value, what);
       if (problem) throw new UsageError(`${flag} ${printable(value!, 60)}: ${problem}`);
@@ -70,7 +69,7 @@ const run: Command = {
       runner.dispose();
     }
   },
-};
+});
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || (net.isIPv4(host) && host.startsWith('127.'));

@@ -1,5 +1,5 @@
 import { AGENT_NAMES } from '../../core/agents';
-import { splitWords } from '../../core/base/words';
+import { splitWords } from '../../core/base/shellWords';
 import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
 import { onboardSession } from '../../core/jobs/onboard';
 import { ExitCode, UsageError } from '../../core/base/errors';
@@ -7,7 +7,7 @@ import { printable } from '../../core/base/ids';
 import { LoopStore } from '../../core/loop/loopState';
 import { resumeAll } from '../../core/recovery';
 import { isAlive } from '../../core/base/process';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 import { sessionMonitor, sessionStatusCommand } from './sessionStatus';
 
@@ -17,7 +17,7 @@ function attachHint(ctx: CommandContext, row: SessionRow): string {
   return row.target ? ctx.sessions().muxOf(row).attachArgv(row.target).join(' ') : '';
 }
 
-const list: Command = {
+const list = defineCommand({
   path: ['session', 'list'],
   summary: 'list the registered sessions',
   options: { ...JSON_OPTION },
@@ -47,9 +47,9 @@ const list: Command = {
     }
     return 0;
   },
-};
+});
 
-const create: Command = {
+const create = defineCommand({
   path: ['session', 'create'],
   summary: 'start an agent in a new pane of the workspace’s multiplexer server and register it',
   options: {
@@ -73,34 +73,33 @@ const create: Command = {
   async run(ctx) {
     const o = ctx.args.options;
     // The seeds' --herdr-session NAME names a herdr server: herdr is implied, and tmux contradicts it.
-    if (ctx.args.aliasUsed.server === 'herdr-session') {
-      if (o.mux !== undefined && o.mux !== 'herdr') throw new UsageError(`--herdr-session names a herdr server; it does not go with --mux ${printable(String(o.mux), 20)}`);
-      o.mux = 'herdr';
-    }
+    const herdrServer = ctx.args.aliasUsed.server === 'herdr-session';
+    if (herdrServer && o.mux !== undefined && o.mux !== 'herdr') throw new UsageError(`--herdr-session names a herdr server; it does not go with --mux ${printable(o.mux, 20)}`);
+    const mux = herdrServer ? 'herdr' : o.mux;
     const row = await ctx.sessions().create({
-      name: o.name as string,
-      agent: o.agent as string,
+      name: o.name,
+      agent: o.agent,
       baseDir: ctx.io.cwd,
-      ...(o.role !== undefined ? { role: o.role as string } : {}),
-      ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}),
-      ...(o.mux !== undefined ? { mux: o.mux as string } : {}),
-      ...(o.server !== undefined ? { server: o.server as string } : {}),
-      ...(o.command !== undefined ? { command: splitWords(o.command as string) } : {}),
+      ...(o.role !== undefined ? { role: o.role } : {}),
+      ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+      ...(mux !== undefined ? { mux } : {}),
+      ...(o.server !== undefined ? { server: o.server } : {}),
+      ...(o.command !== undefined ? { command: splitWords(o.command) } : {}),
     });
     if (!o.json) ctx.out(`Created session ${row.name} (${row.agent}, ${row.role}) in pane ${row.target} of ${row.mux} server ${row.server}.\nAttach: ${attachHint(ctx, row)}`);
     if (!o.onboard) {
       if (o.json) ctx.json(row);
       return 0;
     }
-    const onboarding = await onboardSession(ctx.jobs(), row.name, o['onboard-timeout'] !== undefined ? { timeoutS: o['onboard-timeout'] as number } : {});
+    const onboarding = await onboardSession(ctx.jobs(), row.name, o['onboard-timeout'] !== undefined ? { timeoutS: o['onboard-timeout'] } : {});
     if (o.json) ctx.json({ ...row, onboarding: onboarding.job, exit_code: onboarding.exitCode });
     else if (onboarding.exitCode === 0) ctx.out(`Onboarded ${row.name} (job ${onboarding.job.id}).`);
     else ctx.out(`Onboarding of ${row.name} ${onboarding.exitCode === 45 ? 'did not finish in time' : 'failed'}: job ${onboarding.job.id} ${onboarding.job.state} (${onboarding.job.reason ?? '-'}). The session is kept.`);
     return onboarding.exitCode;
   },
-};
+});
 
-const stop: Command = {
+const stop = defineCommand({
   path: ['session', 'stop'],
   summary: 'ask the agent to exit, close its pane, keep its conversation for resume',
   positionals: NAME,
@@ -124,9 +123,9 @@ const stop: Command = {
     else ctx.out('It cannot be resumed: no saved conversation was found.');
     return 0;
   },
-};
+});
 
-const resume: Command = {
+const resume = defineCommand({
   path: ['session', 'resume'],
   summary: 'restart a stopped session in its saved conversation, in its original folder (--all: every session a crash or reboot ended)',
   positionals: [{ name: 'session', description: 'the session name (or --all)' }],
@@ -161,26 +160,26 @@ const resume: Command = {
       return results.some((r) => r.outcome === 'needs_attention') ? ExitCode.needsAttention : 0;
     }
     if (name === undefined) throw new UsageError("mam session resume: missing SESSION (or --all); see 'mam session resume --help'");
-    const row = await ctx.sessions().resume(name, { baseDir: ctx.io.cwd, ...(o.cwd !== undefined ? { cwd: o.cwd as string } : {}) });
+    const row = await ctx.sessions().resume(name, { baseDir: ctx.io.cwd, ...(o.cwd !== undefined ? { cwd: o.cwd } : {}) });
     if (o.json) ctx.json(row);
     else ctx.out(`Resumed session ${row.name} in pane ${row.target}${row.conversation_id ? ` (conversation ${row.conversation_id})` : ''}.\nAttach: ${attachHint(ctx, row)}`);
     return 0;
   },
-};
+});
 
-const send: Command = {
+const send = defineCommand({
   path: ['session', 'send'],
   summary: 'type one line into a running agent, checked like any delivery',
   positionals: NAME,
   options: { text: { kind: 'string', value: 'TEXT', required: true, description: 'the line to type (typed literally, never run by a shell)' }, ...JSON_OPTION },
   async run(ctx) {
     const name = ctx.args.positionals[0]!;
-    const report = await ctx.sessions().send(name, ctx.args.options.text as string);
+    const report = await ctx.sessions().send(name, ctx.args.options.text);
     if (ctx.args.options.json) ctx.json(report);
     else if (report.submitted === 'unconfirmed') ctx.out(`Typed into ${name}, but the screen did not react to Enter; check the pane.`);
     else ctx.out(`Sent to ${name}.`);
     return 0;
   },
-};
+});
 
 export const sessionCommands: readonly Command[] = [list, create, stop, resume, sessionStatusCommand, send, sessionMonitor];

@@ -1,10 +1,9 @@
 import { reconcile, sessionStatus, type ReconcileReport } from '../../core/sessions/sessionStatus';
-import { JSON_OPTION, type Command } from '../command';
+import { defineCommand, JSON_OPTION } from '../command';
 import { dash, table } from '../output';
-import { repeatUntilSignal } from '../repeat';
-import { folderWatch } from './monitor';
+import { whileWorkspaceLasts } from './monitor';
 
-export const sessionStatusCommand: Command = {
+export const sessionStatusCommand = defineCommand({
   path: ['session', 'status'],
   summary: 'every session with its pane’s liveness, command, cwd, resume ID and drift (read-only)',
   options: { ...JSON_OPTION },
@@ -37,20 +36,19 @@ export const sessionStatusCommand: Command = {
     }
     return 0;
   },
-};
+});
 
-export const sessionMonitor: Command = {
+export const sessionMonitor = defineCommand({
   path: ['session', 'monitor'],
   summary: 'repair drift: dead sessions become terminated, unregistered live panes are registered',
   options: {
     once: { kind: 'boolean', description: 'repair once and exit' },
-    interval: { kind: 'seconds', value: 'S', description: 'seconds between passes (default 5)' },
+    interval: { kind: 'seconds', value: 'S', default: 5, description: 'seconds between passes (default 5)' },
     ...JSON_OPTION,
   },
   async run(ctx) {
     const service = ctx.sessions();
     const registry = ctx.controlPlane().sessions;
-    const intervalMs = Math.max(0.2, (ctx.args.options.interval as number | undefined) ?? 5) * 1000;
     const print = (r: ReconcileReport): void => {
       if (ctx.args.options.json) return ctx.json(r);
       for (const n of r.terminated) ctx.out(`terminated ${n}: its pane is gone`);
@@ -65,15 +63,7 @@ export const sessionMonitor: Command = {
       if (!ctx.args.options.json && Object.values(r).every((v) => v.length === 0)) ctx.out('Nothing to repair.');
       return 0;
     }
-    const gone = folderWatch(ctx.controlPlane().paths.dir);
-    await repeatUntilSignal(intervalMs, async () => {
-      if (gone()) {
-        ctx.out(`${ctx.controlPlane().paths.dir} is gone; the monitor stops.`);
-        return 'stop';
-      }
-      print(await reconcile(service, registry));
-      return undefined;
-    });
+    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => print(await reconcile(service, registry)));
     return 0;
   },
-};
+});

@@ -1,5 +1,5 @@
 import { IssueWorktrees } from '../../core/worktree/worktree';
-import { JSON_OPTION, type Command, type CommandContext } from '../command';
+import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import type { PositionalSpec } from '../args';
 
 const ISSUE: readonly PositionalSpec[] = [
@@ -10,7 +10,7 @@ function worktrees(ctx: CommandContext): IssueWorktrees {
   return new IssueWorktrees(ctx.workspace(), { logger: ctx.logger });
 }
 
-const prepare: Command = {
+const prepare = defineCommand({
   path: ['worktree', 'prepare'],
   summary: 'create (or reuse) the worktree of an issue on branch mam/ISSUE',
   options: {
@@ -28,7 +28,7 @@ const prepare: Command = {
     'JSON:     {issue, path, branch, base, head, created}',
   ].join('\n'),
   async run(ctx) {
-    const base = ctx.args.options.base as string | undefined;
+    const base = ctx.args.options.base;
     const issue = ctx.args.positionals[0]!;
     const w = await worktrees(ctx).prepare(issue, base === undefined ? {} : { base });
     if (ctx.args.options.json) {
@@ -46,9 +46,9 @@ const prepare: Command = {
     ctx.out(w.path);
     return 0;
   },
-};
+});
 
-const remove: Command = {
+const remove = defineCommand({
   path: ['worktree', 'remove'],
   summary: "remove an issue's worktree if it holds no unsaved work; keeps the branch",
   options: { ...JSON_OPTION },
@@ -78,6 +78,6 @@ const remove: Command = {
     ctx.out(`${gone}; ${kept}`);
     return 0;
   },
-};
+});
 
 export const worktreeCommands: readonly Command[] = [prepare, remove];

@@ -1,6 +1,6 @@
 /**
  * Time as the supervisor and the loop see it. Production code uses `systemClock`; tests pass a fake
- * (`@sinonjs/fake-timers`' `createClock()` fits this shape) and move time on without waiting.
+ * (`clockOf(FakeTimers.createClock())`, test/support/clock.ts) and move time on without waiting.
  */
 export interface Clock {
   now(): number;

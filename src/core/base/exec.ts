@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 
 export interface ExecOptions {
   cwd?: string;
@@ -42,14 +43,20 @@ export async function exec(file: string, args: readonly string[], options: ExecO
       shell: false,
     });
     if (result.failed && result.exitCode === undefined) {
-      if (isEnoent(result.cause)) throw new ProgramNotFoundError(file);
+      if (isEnoent(result.cause)) throw notStarted(file, options.cwd);
       throw result.cause instanceof Error ? result.cause : new Error(result.message);
     }
     return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
   } catch (err) {
-    if (isEnoent(err)) throw new ProgramNotFoundError(file);
+    if (isEnoent(err)) throw notStarted(file, options.cwd);
     throw err;
   }
+}
+
+/** ENOENT from a spawn means the program, or the folder it was to run in, is missing: say which. */
+function notStarted(file: string, cwd: string | undefined): Error {
+  if (!fs.existsSync(cwd ?? '.')) return new Error(`cannot run ${file}: its working folder ${cwd ?? '(the current one)'} is gone`);
+  return new ProgramNotFoundError(file);
 }
 
 function isEnoent(err: unknown): boolean {

@@ -4,7 +4,7 @@ import { ConfigError } from '../base/errors';
 import { printable } from '../base/ids';
 import { parseEnvFile } from './envFile';
 import { AGENT_NAMES, type AgentName } from '../agents/adapter';
-import { splitWords } from '../base/words';
+import { splitWords } from '../base/shellWords';
 
 /** Where a resolved value came from, most specific first. */
 export type ConfigSource = 'flag' | 'env' | 'setting' | '.mam.env' | 'default';

@@ -1,7 +1,7 @@
 /**
  * The project `mam demo` works on: a tiny signup module with a test, small enough to read in the
  * reviewers' diff at a glance, real enough that the demo agents run its code and tests. The demo
- * agents (src/demo/) edit these files, so what they expect to find is defined here, once.
+ * agents (src/scriptedAgent/) edit these files, so what they expect to find is defined here, once.
  */
 
 /** How fast the demo agents work: `normal` for people watching, `fast` for tests. */

@@ -1,4 +1,4 @@
-import { shellQuote } from './skills';
+import { doubleQuote } from '../base/shellWords';
 
 export const BEGIN_MARKER = '<!-- mam:begin -->';
 export const END_MARKER = '<!-- mam:end -->';
@@ -11,7 +11,7 @@ export const END_MARKER = '<!-- mam:end -->';
 export function agentRules(cli: string): string {
   return `## Multi-Agent Mux (MAM)
 
-A team of coding agents works in this repository through MAM. Its CLI is \`node ${shellQuote(cli)}\`;
+A team of coding agents works in this repository through MAM. Its CLI is \`node ${doubleQuote(cli)}\`;
 the skills \`mam-sessions\`, \`mam-jobs\`, \`mam-loop\`, \`mam-worktrees\`, \`mam-remote\` (in \`.agents/skills/\`
 and \`.claude/skills/\`) give the exact commands.
 

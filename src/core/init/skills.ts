@@ -1,4 +1,5 @@
 import { AGENT_NAMES } from '../agents/adapter';
+import { doubleQuote } from '../base/shellWords';
 import { SESSION_ROLES } from '../store/sessionSchema';
 
 /** One skill as Claude Code and Codex read it: a folder holding SKILL.md with `name` and `description`. */
@@ -18,7 +19,7 @@ export const SKILL_ROOTS = ['.agents/skills', '.claude/skills'] as const;
  * purpose: they are read by agents with limited context.
  */
 export function mamSkills(cli: string, workspace: string): Skill[] {
-  const mam = `node ${shellQuote(cli)}`;
+  const mam = `node ${doubleQuote(cli)}`;
   const where = `Run every command from inside \`${workspace}\`. Each takes \`--help\`; read commands take \`--json\`.`;
   const exits = (...lines: string[]) => ['## Exit codes', '', ...lines.map((l) => `- ${l}`), `- 64: bad flags or input; nothing changed. Fix the command from the one-line error.`, `- 70: a MAM bug. Report stderr (\`MAM_DEBUG=1\` adds the stack).`].join('\n');
   return [
@@ -183,9 +184,4 @@ ${exits(
 /** SKILL.md: YAML frontmatter (name, description) and the body. */
 export function skillFile(skill: Skill): string {
   return `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description)}\n---\n\n${skill.body}`;
-}
-
-/** Double-quotes a path for a command line an agent's shell reads (as the job briefs do). */
-export function shellQuote(p: string): string {
-  return `"${p.replace(/(["\\$`])/g, '\\$1')}"`;
 }

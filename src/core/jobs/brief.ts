@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { doubleQuote } from '../base/shellWords';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { JobRecord } from '../store/jobSchema';
 
@@ -35,9 +36,9 @@ export function reportPathOf(briefPath: string): string {
  */
 export function writeBrief(input: BriefInput, file: string): void {
   const { job } = input;
-  const mam = `node ${quote(input.cliPath)} event`;
+  const mam = `node ${doubleQuote(input.cliPath)} event`;
   const report = handsInReport(job.role) ? reportPathOf(file) : undefined;
-  const common = `--job ${job.id} --workspace ${quote(input.workspace)}`;
+  const common = `--job ${job.id} --workspace ${doubleQuote(input.workspace)}`;
   const text = `# MAM job ${job.id}
 
 You have been given a job by Multi-Agent Mux. Do the task below, and report on it with the commands
@@ -74,7 +75,7 @@ ${input.appendix ? `\n${input.appendix.trim()}\n` : ''}
 4. When you are done, report completion with a one-line summary${report ? ' and hand in your report' : ''}:
 ${report ? `\n   Write your report to this file, and nowhere else (it lies outside the code under review, so writing it\n   changes nothing that is being reviewed):\n\n   ${report}\n` : ''}
    \`\`\`sh
-   ${mam} completed ${common} --detail "one-line summary"${report ? ` --report ${quote(report)}` : ''}
+   ${mam} completed ${common} --detail "one-line summary"${report ? ` --report ${doubleQuote(report)}` : ''}
    \`\`\`
 ${job.role === 'reviewer' ? '\n   End the report with your verdict alone on its last line: `[VERDICT: PASS]` or `[VERDICT: NOT PASS]`.\n' : ''}
 5. If you cannot do the job, report the error instead:
@@ -93,9 +94,4 @@ is kept on disk and delivered later.
 /** The short ASCII line typed into the agent: the job ID and where its brief is. */
 export function injectedLine(jobId: string, briefPath: string): string {
   return `MAM job ${jobId}: read the brief at ${briefPath} and follow it exactly.`;
-}
-
-/** Double-quotes a path for the brief's command lines (a human or an agent's shell reads them). */
-function quote(p: string): string {
-  return `"${p.replace(/(["\\$`])/g, '\\$1')}"`;
 }

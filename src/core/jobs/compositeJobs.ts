@@ -4,17 +4,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExitCode, UsageError } from '../base/errors';
 import { newJobId } from '../base/ids';
-import { agrees, verdictOf } from '../loop/verdict';
 import { writeFileAtomic } from '../store/atomicFile';
+import { newJobRecord } from '../store/newJobRecord';
 import type { JobEngine } from './jobEngine';
 import { isTerminal, type JobRecord, type JobType } from '../store/jobSchema';
-import { exitCodeOf, parseTarget, submitJob, titleOf, type SubmitRequest, type SubmitResult } from './submit';
+import { parseTarget } from './targetAddress';
+import { exitCodeOf, submitJob, titleOf, type SubmitRequest, type SubmitResult } from './submit';
 
 /**
- * The two job types made of other jobs (SPEC §5): `loop` — a worker, then a reviewer, until the
- * reviewer says PASS or the iterations run out — and `discuss` — two sessions taking turns until
- * both say [AGREE] or the turns run out. The parent is a record of its own (no prompt is typed
- * for it); each turn is a child job (`parent_job`) delivered and judged like any other.
+ * The job types made of other jobs (SPEC §5). The parent is a record of its own (no prompt is
+ * typed for it); each turn is a child job (`parent_job`) delivered and judged like any other.
+ * `discuss` — two sessions taking turns until both say [AGREE] or the turns run out — runs here;
+ * `loop` — a worker, then a reviewer, until the reviewer says PASS — is a review loop with one
+ * reviewer (loop/jobLoop.ts), which registers its parent here.
  */
 export interface CompositeRequest extends SubmitRequest {
   /** loop: the reviewing session. */
@@ -27,23 +29,18 @@ export interface CompositeRequest extends SubmitRequest {
   maxTurns?: number;
 }
 
-export async function submitComposite(engine: JobEngine, req: CompositeRequest): Promise<SubmitResult> {
-  const type = req.type as JobType;
-  if (type === 'loop') {
-    if (!req.reviewer) throw new UsageError('--type loop needs --reviewer SESSION');
-    parseTarget(req.reviewer);
-  } else {
-    if (!req.partner) throw new UsageError('--type discuss needs --with SESSION');
-    parseTarget(req.partner);
-  }
+/** `--type discuss`: the discussion, then its parent's end. */
+export async function submitDiscussion(engine: JobEngine, req: CompositeRequest): Promise<SubmitResult> {
+  if (!req.partner) throw new UsageError('--type discuss needs --with SESSION');
+  parseTarget(req.partner);
   const task = taskText(req);
   await engine.connect();
-  const parent = await registerParent(engine, req, type, task);
+  const parent = await registerParent(engine, req, 'discuss', task);
   const child = (session: string, prompt: string, role: string, title: string): Promise<SubmitResult> =>
     submitJob(engine, { ...req, session, prompt, briefFile: undefined, role, type: 'direct', parentJob: parent.id, wait: true, title });
   let result: { state: 'completed' | 'failed'; reason: string | null; detail: string; exitCode: SubmitResult['exitCode'] };
   try {
-    result = type === 'loop' ? await runLoop(engine, parent, req, task, child) : await runDiscussion(engine, parent, req, task, child);
+    result = await runDiscussion(engine, parent, req, task, child);
   } catch (err) {
     await engine.ledger.transition(parent.id, 'failed', 'error', { when: (j) => !isTerminal(j.state), note: (err as Error).message });
     throw err;
@@ -54,27 +51,6 @@ export async function submitComposite(engine: JobEngine, req: CompositeRequest):
 }
 
 type RunChild = (session: string, prompt: string, role: string, title: string) => Promise<SubmitResult>;
-
-async function runLoop(engine: JobEngine, parent: JobRecord, req: CompositeRequest, task: string, child: RunChild) {
-  const maxIter = req.maxIter ?? 3;
-  let findings = '';
-  for (let iter = 1; iter <= maxIter; iter++) {
-    const work = await child(req.session, iter === 1 ? task : `${task}\n\n## Review findings to address (iteration ${iter} of ${maxIter})\n\n${findings}`, 'worker', `Work · iteration ${iter}`);
-    await moveParent(engine, parent.id, 'started');
-    if (work.job.state !== 'completed') return childFailed(work, `worker job ${work.job.id}`);
-    const review = await child(
-      req.reviewer!,
-      `Review the work done for this task (iteration ${iter} of ${maxIter}).\n\n### Task\n\n${task}\n\n### What the worker reported (job ${work.job.id})\n\n${outcomeText(work.job)}\n\nWrite a report with your findings. End it with your verdict alone on the last line: [VERDICT: PASS] or [VERDICT: NOT PASS].`,
-      'reviewer',
-      `Review · iteration ${iter}`,
-    );
-    if (review.job.state !== 'completed') return childFailed(review, `reviewer job ${review.job.id}`);
-    const report = outcomeText(review.job);
-    if (verdictOf(report) === 'PASS') return { state: 'completed' as const, reason: null, detail: `PASS after ${iter} iteration(s)`, exitCode: ExitCode.ok };
-    findings = report;
-  }
-  return { state: 'failed' as const, reason: 'max_iterations', detail: `no PASS within ${maxIter} iteration(s)`, exitCode: ExitCode.failed };
-}
 
 async function runDiscussion(engine: JobEngine, parent: JobRecord, req: CompositeRequest, task: string, child: RunChild) {
   const maxTurns = req.maxTurns ?? 6;
@@ -107,6 +83,17 @@ function childFailed(result: SubmitResult, what: string) {
   return { state: 'failed' as const, reason: job.reason ?? job.state, detail: `${what} ended ${job.state}${job.reason ? ` (${job.reason})` : ''}`, exitCode: exitCodeOf(job) };
 }
 
+/** Discussions end when both sides put `[AGREE]` alone on their last line. */
+export function agrees(text: string): boolean {
+  return lastLine(text) === '[AGREE]';
+}
+
+/** The last non-empty line of an answer, trimmed: where its `[AGREE]` or its verdict stands. */
+export function lastLine(text: string): string {
+  const lines = text.replace(/\r\n/g, '\n').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  return lines.at(-1) ?? '';
+}
+
 /** What a finished child said: its report if it handed one in, else its completion detail. */
 export function outcomeText(job: JobRecord): string {
   if (job.report) {
@@ -119,18 +106,16 @@ export function outcomeText(job: JobRecord): string {
   return job.detail ?? '';
 }
 
-async function registerParent(engine: JobEngine, req: CompositeRequest, type: JobType, task: string): Promise<JobRecord> {
+export async function registerParent(engine: JobEngine, req: CompositeRequest, type: JobType, task: string): Promise<JobRecord> {
   const target = parseTarget(req.session);
   const id = newJobId();
-  const now = new Date().toISOString();
   const brief = path.join(engine.deps.controlPlane.paths.jobDir(id), 'brief.md');
   const job = await engine.ledger.register(
-    {
-      id, session: req.session, type, role: req.role ?? null, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
-      parent_job: req.parentJob ?? null, detail: null, target: { kind: target.kind, name: target.name }, signed: true, brief,
+    newJobRecord({
+      id, session: req.session, type, role: req.role ?? null, parent_job: req.parentJob ?? null, target: { kind: target.kind, name: target.name }, brief,
       owner: { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') }, title: titleOf(req, task),
       ...(type === 'loop' ? { reviewer: req.reviewer, max_iter: req.maxIter ?? 3 } : { partner: req.partner, max_turns: req.maxTurns ?? 6 }),
-    },
+    }),
     randomBytes(32).toString('hex'),
   );
   writeFileAtomic(brief, `# MAM ${type} job ${id}\n\nThis job is made of child jobs (see \`mam job list\`, parent ${id}).\n\n## Task\n\n${task.trim()}\n`);
@@ -138,12 +123,12 @@ async function registerParent(engine: JobEngine, req: CompositeRequest, type: Jo
 }
 
 /** Parents follow their children: dispatched, then started, never backwards. */
-async function moveParent(engine: JobEngine, id: string, to: 'started'): Promise<void> {
+export async function moveParent(engine: JobEngine, id: string, to: 'started'): Promise<void> {
   await engine.ledger.transition(id, 'dispatched', null, { when: (j) => j.state === 'registered', fields: { dispatched_at: new Date().toISOString() } });
   await engine.ledger.transition(id, to, null, { when: (j) => j.state === 'dispatched' });
 }
 
-function taskText(req: SubmitRequest): string {
+export function taskText(req: SubmitRequest): string {
   if ((req.prompt === undefined) === (req.briefFile === undefined)) throw new UsageError('give exactly one of --prompt TEXT or --brief FILE');
   if (req.prompt !== undefined) return req.prompt;
   try {

@@ -1,22 +1,21 @@
 import * as fs from 'node:fs';
 import { exec, ProgramNotFoundError } from '../base/exec';
 import { UsageError } from '../base/errors';
-import { splitWords } from '../base/words';
-import { cancelRemote } from '../remote/dispatch';
+import { splitWords } from '../base/shellWords';
 import type { JobEngine } from './jobEngine';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { REASONS } from './lifecycle';
 
 /**
- * Cancels an open job; an ended one is left as it is. The session is freed by the ledger; a remote
- * job's runner is told, so that it frees its session too.
+ * Cancels an open job; an ended one is left as it is. The session is freed by the ledger; the
+ * job's target is told (a remote runner frees its session too).
  */
 export async function cancelJob(engine: JobEngine, jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
   const current = engine.deps.controlPlane.jobs.require(jobId);
   if (isTerminal(current.state)) return { job: current, changed: false };
   const job = await engine.ledger.transition(jobId, 'cancelled', REASONS.cancelledByUser, { when: (j) => !isTerminal(j.state), note: 'cancelled by the user' });
   if (!job) return { job: engine.deps.controlPlane.jobs.require(jobId), changed: false };
-  if (job.target?.kind === 'remote') await cancelRemote(engine, job.target.name, jobId);
+  if (job.target) await engine.deps.targets.of(job.target.kind).cancel(engine, job);
   return { job, changed: true };
 }
 

@@ -1,14 +1,13 @@
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type { MqttClient } from 'mqtt';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../store/controlPlane';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
-import { readIfExists } from '../store/atomicFile';
 import { isAlive } from '../base/process';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
+import { readJobToken } from '../store/jobToken';
 import type { JobLedger } from './jobLedger';
 
 /** How long after its last event a job's outbox is still checked for events that did not arrive. */
@@ -198,6 +197,6 @@ export class JobBus extends DisposableBase {
   }
 
   private tokenOf(jobId: string): string | undefined {
-    return readIfExists(path.join(this.controlPlane.paths.jobDir(jobId), 'token'))?.toString('utf8').trim() || undefined;
+    return readJobToken(this.controlPlane.paths, jobId);
   }
 }

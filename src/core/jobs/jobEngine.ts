@@ -11,6 +11,7 @@ import type { MuxFactory } from '../mux';
 import type { SessionService } from '../sessions/sessionService';
 import { JobBus } from './jobBus';
 import { JobLedger } from './jobLedger';
+import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
 
 export interface JobEngineDeps {
@@ -22,6 +23,8 @@ export interface JobEngineDeps {
   env: NodeJS.ProcessEnv;
   /** The bundled CLI agents run for events (absolute path of dist/cli.js). */
   cliPath: string;
+  /** Where jobs can go, one target per kind (jobTarget.ts `jobTargets`). */
+  targets: JobTargets;
 }
 
 /**

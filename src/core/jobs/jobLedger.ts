@@ -6,9 +6,10 @@ import type { Logger } from '../base/log';
 import type { ControlPlane } from '../store/controlPlane';
 import { JobOutbox } from '../messaging/outbox';
 import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
-import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import { writeFileAtomic } from '../store/atomicFile';
 import type { AuditEntry } from '../store/auditLog';
 import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
+import { readJobToken, writeJobToken } from '../store/jobToken';
 import { canTransition, effectOf } from './lifecycle';
 
 export interface JobChange {
@@ -49,7 +50,7 @@ export class JobLedger extends DisposableBase {
   async register(record: JobRecord, token: string | undefined): Promise<JobRecord> {
     const dir = this.controlPlane.paths.jobDir(record.id);
     fs.mkdirSync(dir, { recursive: true });
-    if (token) writeFileAtomic(path.join(dir, 'token'), token, { mode: 0o600 });
+    if (token) writeJobToken(this.controlPlane.paths, record.id, token);
     const job = await this.controlPlane.jobs.create(record);
     const audit = this.controlPlane.audit;
     await this.controlPlane.jobs.withJobLock(job.id, () => {
@@ -115,7 +116,7 @@ export class JobLedger extends DisposableBase {
     }
     await jobs.withJobLock(payload.job_id, () => {
       const job = jobs.require(payload.job_id);
-      const token = readIfExists(path.join(this.controlPlane.paths.jobDir(job.id), 'token'))?.toString('utf8').trim();
+      const token = readJobToken(this.controlPlane.paths, job.id);
       if (job.signed || token) {
         if (payload.sig === undefined) return void (outcome = { status: 'rejected', reason: 'missing_signature', message: `unsigned ${payload.event} for signed job ${job.id}` });
         if (!token || !verifySignature(payload, token)) return void (outcome = { status: 'rejected', reason: 'bad_signature', message: `bad signature on ${payload.event} seq ${payload.seq} of job ${job.id}` });

@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { systemClock, type Clock } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../store/controlPlane';
@@ -22,6 +23,8 @@ export interface SupervisorOptions {
   paneCheckMs?: number;
   /** Applies what is waiting for a job (its outbox) before a timer may judge it. */
   beforeJudge?: (jobId: string) => Promise<void>;
+  /** Whose time T, K×N and the budget are measured on (tests pass a fake one). */
+  clock?: Clock;
 }
 
 /**
@@ -33,19 +36,26 @@ export interface SupervisorOptions {
  * decide twice.
  */
 export class JobSupervisor extends DisposableBase {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private paneTimer: NodeJS.Timeout | undefined;
+  private readonly timers = new Map<string, unknown>();
+  private readonly clock: Clock;
+  private paneTimer: unknown;
 
   constructor(private readonly options: SupervisorOptions) {
     super();
+    this.clock = options.clock ?? systemClock;
     this._register(options.ledger.onDidChangeJob(({ job }) => this.schedule(job)));
     this._register(toDisposable(() => {
-      for (const t of this.timers.values()) clearTimeout(t);
+      for (const t of this.timers.values()) this.clock.clearTimeout(t);
       this.timers.clear();
-      if (this.paneTimer) clearInterval(this.paneTimer);
+      this.clock.clearTimeout(this.paneTimer);
     }));
-    this.paneTimer = setInterval(() => void this.checkPanes(), options.paneCheckMs ?? 1000);
-    this.paneTimer.unref?.();
+    this.armPaneCheck();
+  }
+
+  /** Pane checks run one after another, never two at once: the next is armed when one ends. */
+  private armPaneCheck(): void {
+    if (this.isDisposed) return;
+    this.paneTimer = unref(this.clock.setTimeout(() => void this.checkPanes().finally(() => this.armPaneCheck()), this.options.paneCheckMs ?? 1000));
   }
 
   /** Looks at every open job on disk and takes on those in scope. */
@@ -58,7 +68,7 @@ export class JobSupervisor extends DisposableBase {
     for (const job of this.options.controlPlane.jobs.list().jobs) {
       if (isTerminal(job.state) || !this.inScope(job)) continue;
       const due = nextDeadline(job);
-      if (due && due.at <= Date.now()) await this.expire(job.id);
+      if (due && due.at <= this.clock.now()) await this.expire(job.id);
     }
   }
 
@@ -68,14 +78,12 @@ export class JobSupervisor extends DisposableBase {
    * that dies while it waits leaves no message behind, so the job must already be on the clock.
    */
   schedule(job: JobRecord, at?: number): void {
-    clearTimeout(this.timers.get(job.id));
+    this.clock.clearTimeout(this.timers.get(job.id));
     this.timers.delete(job.id);
     if (isTerminal(job.state) || !this.mayWatch(job)) return;
     const next = at ?? nextDeadline(job)?.at;
     if (next === undefined) return;
-    const timer = setTimeout(() => void this.expire(job.id), Math.max(0, next - Date.now()));
-    timer.unref?.();
-    this.timers.set(job.id, timer);
+    this.timers.set(job.id, unref(this.clock.setTimeout(() => void this.expire(job.id), Math.max(0, next - this.clock.now()))));
   }
 
   /** Jobs this supervisor keeps on its clock: its own, or (orphans) any job of this host. */
@@ -99,9 +107,9 @@ export class JobSupervisor extends DisposableBase {
     if (!job || isTerminal(job.state)) return;
     const due = nextDeadline(job);
     if (!due) return;
-    if (due.at > Date.now()) return this.schedule(job);
+    if (due.at > this.clock.now()) return this.schedule(job);
     // Its submitter still waits on it and judges it itself; look again shortly, in case it dies.
-    if (!this.inScope(job)) return this.schedule(job, Date.now() + OWNER_GRACE_MS);
+    if (!this.inScope(job)) return this.schedule(job, this.clock.now() + OWNER_GRACE_MS);
     const seen = { state: job.state, seq: job.seq, last: job.last_event_at };
     // Late events first: one may be waiting in the job's outbox, and then no timer may judge.
     if (this.options.beforeJudge) {
@@ -170,6 +178,12 @@ export class JobSupervisor extends DisposableBase {
       }
     }
   }
+}
+
+/** A real timer must not keep the process alive for a job's sake; a fake one has no `unref`. */
+function unref(handle: unknown): unknown {
+  (handle as { unref?: () => void } | undefined)?.unref?.();
+  return handle;
 }
 
 /** How long an orphan watcher waits before looking again at a job whose submitter is alive past its deadline. */

@@ -1,10 +1,15 @@
 import * as os from 'node:os';
+import { sleepOn, systemClock, type Clock } from '../base/clock';
 import { ExitCode, UsageError } from '../base/errors';
 import { cancelJob } from '../jobs/jobActions';
 import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal } from '../store/jobSchema';
-import { isAlive, sleep } from '../base/process';
+import { isAlive } from '../base/process';
+import { endLoopJob } from './jobLoop';
 import type { LoopState, LoopStore } from './loopState';
+
+/** How often a cancel looks again at the loop's owner and its jobs while the owner lets go. */
+export const RECHECK_MS = 50;
 
 const CANCELLED = { status: 'cancelled', reason: 'cancelled by the user', exit_code: ExitCode.failed } as const;
 
@@ -14,15 +19,17 @@ const CANCELLED = { status: 'cancelled', reason: 'cancelled by the user', exit_c
  * loop's open jobs are cancelled, which ends the step its runner waits on; the runner then sees
  * the status at its next save and lets go (LoopRunner). Waits, within `waitMs`, for a live owner
  * on this host to let go, cancelling any job it managed to start meanwhile, and writes the
- * cancelled state last, so that no late write of the runner's survives.
+ * cancelled state last, so that no late write of the runner's survives. A `--type loop` job's
+ * parent is cancelled with it. Time is the `clock`'s (tests pass a fake).
  */
-export async function cancelLoop(engine: JobEngine, store: LoopStore, id: string, options: { waitMs?: number } = {}): Promise<{ loop: LoopState; changed: boolean }> {
+export async function cancelLoop(engine: JobEngine, store: LoopStore, id: string, options: { waitMs?: number; clock?: Clock } = {}): Promise<{ loop: LoopState; changed: boolean }> {
+  const clock = options.clock ?? systemClock;
   const loop = store.get(id);
   if (!loop) throw new UsageError(`unknown loop '${id}'`);
   if (loop.status !== 'running') return { loop, changed: false };
   store.save({ ...loop, ...CANCELLED });
   const jobs = engine.deps.controlPlane.jobs;
-  const deadline = Date.now() + (options.waitMs ?? 10_000);
+  const deadline = clock.now() + (options.waitMs ?? 10_000);
   for (;;) {
     const now = store.get(id) ?? loop;
     for (const step of now.steps) {
@@ -30,10 +37,11 @@ export async function cancelLoop(engine: JobEngine, store: LoopStore, id: string
       if (job && !isTerminal(job.state)) await cancelJob(engine, job.id);
     }
     const owner = now.owner;
-    if (!owner || owner.host !== os.hostname() || !isAlive(owner.pid) || Date.now() > deadline) break;
-    await sleep(50);
+    if (!owner || owner.host !== os.hostname() || !isAlive(owner.pid) || clock.now() > deadline) break;
+    await sleepOn(clock, RECHECK_MS);
   }
   const latest = { ...(store.get(id) ?? loop), ...CANCELLED, owner: null };
   store.save(latest);
+  if (latest.job) await endLoopJob(engine, latest, latest.job);
   return { loop: latest, changed: true };
 }

@@ -1,3 +1,4 @@
+import { loopHintComment } from './loopHint';
 import type { LoopRound, LoopState } from './loopState';
 
 /**
@@ -5,7 +6,7 @@ import type { LoopRound, LoopState } from './loopState';
  * the step and the round: agents ignore it; scripted agents (the demo's, the tests') read it.
  */
 function hint(state: LoopState, step: string, round: number | null): string {
-  return `\n\n<!-- mam-loop: ${JSON.stringify({ loop: state.id, step, round })} -->`;
+  return `\n\n${loopHintComment({ loop: state.id, step, round })}`;
 }
 
 export function planPrompt(state: LoopState): string {

@@ -1,65 +1,40 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
+import { systemClock, type Clock } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
-import { ExitCode, LockTimeoutError, MamError, UsageError } from '../base/errors';
-import { nameProblem, newJobId, printable } from '../base/ids';
+import { ExitCode, LockTimeoutError, UsageError } from '../base/errors';
+import { newJobId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
-import { outcomeText } from '../jobs/compositeJobs';
+import { agrees, moveParent, outcomeText, type CompositeRequest } from '../jobs/compositeJobs';
 import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
-import { submitJob, waitForEnd } from '../jobs/submit';
+import { submitJob, waitForEnd, type SubmitResult } from '../jobs/submit';
 import { loopStepTitle, titleFromTask } from '../jobs/title';
-import { sourceOf } from '../config/settings';
 import { acquire } from '../store/lock';
 import { isAlive } from '../base/process';
+import { addressPrompt, endLoopJob, judgePrompt, loopJobOptions, loopJobSubmitOptions, workPrompt } from './jobLoop';
+import { canMoveLoop, canMoveRound, LoopTransitionError, nextAfter, type RoundStatus } from './loopLifecycle';
 import { challengePrompt, fixPrompt, implementPrompt, planPrompt, revisePrompt, reviewPrompt } from './loopPrompts';
-import { LoopStore, type LoopRound, type LoopState, type LoopStep } from './loopState';
-import { promoteReports, resolveReportsDir } from './reports';
-import { isGitCheckout, pathsChangedBetween, resolveCommit, snapshotDiff, snapshotIdentity } from './snapshot';
-import { agrees, rebuttalOf, verdictOf } from './verdict';
-
-export interface LoopRequest {
-  task: string;
-  creator: string;
-  planner?: string;
-  planTalk?: number;
-  /** Named reviewers; with neither this nor allReviewers, the creator reviews its own work. */
-  reviewers?: string[];
-  allReviewers?: boolean;
-  maxLoop?: number;
-  maxRebut?: number;
-  reviewOnly?: boolean;
-  /** Review this checkout instead of the workspace (relative to baseDir). */
-  worktree?: string;
-  base?: string;
-  /** Where passing reports go (relative to baseDir, inside the workspace); default: the reportsDir setting. */
-  reportsDir?: string;
-  baseDir: string;
-}
-
-/** The loop could not start (another loop holds the checkout, a session is busy or missing): exit 5. */
-export class LoopNotStartedError extends MamError {
-  constructor(message: string) {
-    super(message, 'loop_not_started', ExitCode.notDelivered);
-  }
-}
+import { checkSessionsFree, LoopNotStartedError, loopOptionsOf, type LoopRequest } from './loopRequest';
+import { LoopStore, type LoopOptions, type LoopRound, type LoopState, type LoopStep } from './loopState';
+import { promoteReports } from './reports';
+import { pathsChangedBetween, snapshotDiff, snapshotIdentity, UNPINNED } from './snapshot';
+import { rebuttalOf, verdictOf } from './verdict';
 
 /** The loop was cancelled by someone else (`cancelLoop`) while this runner ran it. */
 class LoopCancelledError extends Error {}
 
-/** After so many rounds whose tree changed under review, the loop stops. */
-const MAX_STALE_ROUNDS = 3;
 const NOT_DELIVERED = new Set<string>([REASONS.sessionBusy, REASONS.targetNotFound, REASONS.notDelivered, REASONS.claimed]);
 
 /**
  * The review loop (SPEC §7): optional planning, the creator implements and commits, the reviewers
  * review a pinned snapshot until every one says PASS, the creator fixes or rebuts in between. The
  * state is a file written after every step; each job's ID is written down before it is submitted,
- * so a loop restarted after a crash waits for what it started instead of asking again.
+ * so a loop restarted after a crash waits for what it started instead of asking again. Which
+ * state may follow which, and what follows a judged round, is looked up in loopLifecycle.ts.
+ * `mam job submit --type loop` runs here too, as a loop with one reviewer (jobLoop.ts).
  */
 export class LoopRunner extends DisposableBase {
   private readonly progress = this._register(new Emitter<{ loop: LoopState; message: string }>());
@@ -70,14 +45,15 @@ export class LoopRunner extends DisposableBase {
   constructor(
     private readonly engine: JobEngine,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {
     super();
-    this.loops = new LoopStore(engine.deps.controlPlane.paths);
+    this.loops = new LoopStore(engine.deps.controlPlane.paths, clock);
   }
 
   /** Validates, takes the checkout's loop lock, and runs a new loop (or resumes the same unfinished one). */
   async start(req: LoopRequest): Promise<LoopState> {
-    const options = await this.validate(req);
+    const options = await loopOptionsOf(this.engine, req);
     const release = await this.lockCheckout(options.checkout);
     try {
       const unfinished = this.loops.list().find((l) => l.status === 'running' && l.checkout === options.checkout);
@@ -87,16 +63,34 @@ export class LoopRunner extends DisposableBase {
         }
         return await this.run(unfinished, 'resuming');
       }
-      await this.checkSessionsFree(options);
-      const now = new Date().toISOString();
-      const state: LoopState = {
-        ...options, title: titleFromTask(options.task), id: `l-${now.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`,
-        created_at: now, updated_at: now, status: 'running', reason: null, exit_code: null, owner: null, plan: null, steps: [], rounds: [], rebuts_used: 0,
-      };
-      return await this.run(state, 'starting');
+      await checkSessionsFree(this.engine, options);
+      return await this.run(this.newState(options), 'starting');
     } finally {
       release();
     }
+  }
+
+  /**
+   * `mam job submit --type loop`: registers its parent job and runs it as a loop with one
+   * reviewer. Such loops share no checkout lock: like any job, several may run side by side.
+   */
+  async submitLoopJob(req: CompositeRequest): Promise<SubmitResult> {
+    const state = this.newState(await loopJobOptions(this.engine, req));
+    const release = await this.lockFor(state);
+    try {
+      const ended = await this.run(state, 'starting');
+      return { job: this.engine.deps.controlPlane.jobs.require(state.job!.id), exitCode: (ended.exit_code ?? ExitCode.failed) as ExitCode };
+    } finally {
+      release();
+    }
+  }
+
+  private newState(options: LoopOptions): LoopState {
+    const now = this.now();
+    return {
+      ...options, title: titleFromTask(options.task), id: `l-${now.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`,
+      created_at: now, updated_at: now, status: 'running', reason: null, exit_code: null, owner: null, plan: null, steps: [], rounds: [], rebuts_used: 0,
+    };
   }
 
   /** Continues an unfinished loop where it stopped. */
@@ -104,7 +98,7 @@ export class LoopRunner extends DisposableBase {
     const state = this.loops.get(id);
     if (!state) throw new UsageError(`unknown loop '${id}'`);
     if (state.status !== 'running') throw new UsageError(`loop ${id} has ended (${state.status}); nothing to resume`);
-    const release = await this.lockCheckout(state.checkout);
+    const release = await this.lockFor(state);
     try {
       return await this.run(state, 'resuming');
     } finally {
@@ -116,7 +110,7 @@ export class LoopRunner extends DisposableBase {
     try {
       return await this.runSteps(state, how);
     } catch (err) {
-      if (err instanceof LoopCancelledError) return this.letGo(state);
+      if (err instanceof LoopCancelledError) return await this.letGo(state);
       throw err;
     }
   }
@@ -130,25 +124,26 @@ export class LoopRunner extends DisposableBase {
     // have lost their submitter, so their timers are ours now.
     await this.engine.connect();
     this.engine.supervise('orphans');
+    // A `--type loop` job is under way once its loop runs (and it ends with it: finish).
+    if (state.job) await moveParent(this.engine, state.job.id, 'started');
     try {
       await this.plan(state);
       if (!state.review_only) {
-        const implemented = await this.step(state, 'implement', 'implement', state.creator, null, () => implementPrompt(state), 'creator');
+        const implemented = await this.step(state, 'implement', 'implement', state.creator, null, () => (state.job ? workPrompt(state) : implementPrompt(state)), this.creatorRole(state));
         if (!this.succeeded(state, implemented, 'the implementation')) return await this.finish(state);
       }
       for (;;) {
         const round = await this.review(state);
-        if (round.status === 'stale') {
-          if (state.rounds.filter((r) => r.status === 'stale').length > MAX_STALE_ROUNDS) return await this.end(state, 'failed', 'tree_keeps_changing', ExitCode.failed);
-          continue;
+        const next = nextAfter(round, state.rounds, state.max_loop);
+        if (next.do === 'review_again') continue;
+        if (next.do === 'end') {
+          // A `--type loop` job's rounds pinned no snapshot: there is no identity to promote its reports with.
+          if (next.status === 'passed' && !state.job) this.promote(state, round);
+          return await this.end(state, next.status, next.reason, next.status === 'passed' ? ExitCode.ok : ExitCode.failed);
         }
-        if (round.status === 'passed') {
-          this.promote(state, round);
-          return await this.end(state, 'passed', null, ExitCode.ok);
-        }
-        if (state.rounds.filter((r) => r.status !== 'stale').length >= state.max_loop) return await this.end(state, 'failed', 'max_loop', ExitCode.failed);
         const findings = round.reviews.map((r) => ({ reviewer: r.reviewer, text: this.stepOf(state, r.step)?.text ?? '' })).filter((_, i) => round.reviews[i]!.verdict !== 'PASS');
-        const fix = await this.step(state, `r${round.n}:fix`, 'fix', state.creator, round.n, () => fixPrompt(state, round, findings), 'creator');
+        const prompt = () => (state.job ? addressPrompt(state, round, findings.map((f) => f.text).join('\n\n')) : fixPrompt(state, round, findings));
+        const fix = await this.step(state, `r${round.n}:fix`, 'fix', state.creator, round.n, prompt, this.creatorRole(state));
         if (!this.succeeded(state, fix, 'the fix')) return await this.finish(state);
         const rebut = rebuttalOf(fix.text ?? '');
         if (rebut && state.rebuts_used < state.max_rebut && !state.steps.some((s) => s.key === `r${round.n + 1}:rebut`)) {
@@ -184,19 +179,18 @@ export class LoopRunner extends DisposableBase {
     if (!round || round.status !== 'reviewing') {
       const n = (round?.n ?? 0) + 1;
       const children = await this.awaitChildren(state);
-      const identity = await snapshotIdentity(state.checkout, state.base, `${state.id}/r${n}`);
+      const identity = state.job ? { ...UNPINNED } : await snapshotIdentity(state.checkout, state.base, `${state.id}/r${n}`);
       const rebut = this.stepOf(state, `r${n}:rebut`)?.text;
-      round = { n, identity, status: 'reviewing', reviews: [], started_at: new Date().toISOString(), ...(children.length ? { children } : {}), ...(rebut ? { rebut } : {}) };
+      round = { n, identity, status: 'reviewing', reviews: [], started_at: this.now(), ...(children.length ? { children } : {}), ...(rebut ? { rebut } : {}) };
       state.rounds.push(round);
       await this.save(state);
-      this.say(state, `round ${n}: reviewing base ${identity.base.slice(0, 12)} head ${identity.head.slice(0, 12)} tree ${identity.tree.slice(0, 12)} with ${state.reviewers.join(', ')}`);
+      const what = state.job ? `what ${state.creator} reported` : `base ${identity.base.slice(0, 12)} head ${identity.head.slice(0, 12)} tree ${identity.tree.slice(0, 12)}`;
+      this.say(state, `round ${n}: reviewing ${what} with ${state.reviewers.join(', ')}`);
     }
     const current = round;
-    const previous = state.rounds.filter((r) => r.n < current.n && r.status !== 'stale').at(-1);
-    const diff = await snapshotDiff(state.checkout, current.identity);
-    const steps = await Promise.all(
-      state.reviewers.map((reviewer) => this.step(state, `r${current.n}:review:${reviewer}`, 'review', reviewer, current.n, () => reviewPrompt(state, current, diff, previous), 'reviewer')),
-    );
+    // One prompt for every reviewer, made before any step: the steps are then written down in the reviewers' order.
+    const prompt = await this.reviewPromptOf(state, current);
+    const steps = await Promise.all(state.reviewers.map((reviewer) => this.step(state, `r${current.n}:review:${reviewer}`, 'review', reviewer, current.n, prompt, 'reviewer')));
     current.reviews = steps.map((s) => ({
       reviewer: s.session,
       step: s.key,
@@ -204,19 +198,33 @@ export class LoopRunner extends DisposableBase {
       verdict: s.job_state === 'completed' ? verdictOf(s.text ?? '') : 'NOT PASS',
     }));
     for (const r of current.reviews) this.say(state, `round ${current.n}: ${r.reviewer} ${r.verdict}`);
-    const after = await snapshotIdentity(state.checkout, state.base);
-    if (after.tree !== current.identity.tree || after.head !== current.identity.head) {
-      current.status = 'stale';
-      const changed = await pathsChangedBetween(state.checkout, current.identity.tree, after.tree);
-      current.changed_during_review = changed.slice(0, 50);
-      const what = changed.length > 0 ? `${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''} changed` : `a commit was made (head ${after.head.slice(0, 12)})`;
-      this.say(state, `round ${current.n}: ${printable(what, 400)} while it was reviewed; its approvals are discarded and it is reviewed again`);
-    } else {
-      current.status = current.reviews.every((r) => r.verdict === 'PASS') ? 'passed' : 'not_passed';
-    }
-    current.finished_at = new Date().toISOString();
+    const stale = state.job ? false : await this.changedUnderReview(state, current);
+    moveRound(current, stale ? 'stale' : current.reviews.every((r) => r.verdict === 'PASS') ? 'passed' : 'not_passed');
+    current.finished_at = this.now();
     await this.save(state);
     return current;
+  }
+
+  /** The reviewers' prompt: the snapshot's diff (and the round before), or for a `--type loop` job what its worker last reported. */
+  private async reviewPromptOf(state: LoopState, round: LoopRound): Promise<() => string> {
+    if (state.job) {
+      const work = state.steps.filter((s) => s.kind === 'implement' || s.kind === 'fix').at(-1) ?? { job_id: '', text: '' };
+      return () => judgePrompt(state, round, work);
+    }
+    const previous = state.rounds.filter((r) => r.n < round.n && r.status !== 'stale').at(-1);
+    const diff = await snapshotDiff(state.checkout, round.identity);
+    return () => reviewPrompt(state, round, diff, previous);
+  }
+
+  /** True when the checkout moved while the round was reviewed (its approvals no longer hold); notes what changed. */
+  private async changedUnderReview(state: LoopState, round: LoopRound): Promise<boolean> {
+    const after = await snapshotIdentity(state.checkout, state.base);
+    if (after.tree === round.identity.tree && after.head === round.identity.head) return false;
+    const changed = await pathsChangedBetween(state.checkout, round.identity.tree, after.tree);
+    round.changed_during_review = changed.slice(0, 50);
+    const what = changed.length > 0 ? `${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''} changed` : `a commit was made (head ${after.head.slice(0, 12)})`;
+    this.say(state, `round ${round.n}: ${printable(what, 400)} while it was reviewed; its approvals are discarded and it is reviewed again`);
+    return true;
   }
 
   /**
@@ -249,7 +257,8 @@ export class LoopRunner extends DisposableBase {
     }
     if (!job) {
       this.say(state, `${key}: job ${step.job_id} to ${session}`);
-      job = (await submitJob(this.engine, { session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id, title: loopStepTitle(step) })).job;
+      const asPartOf = state.job ? loopJobSubmitOptions(state.job) : {};
+      job = (await submitJob(this.engine, { ...asPartOf, session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id, title: loopStepTitle(step) })).job;
     } else {
       if (!isTerminal(job.state)) {
         this.say(state, `${key}: waiting for job ${job.id} (${job.state}) from before the restart`);
@@ -307,6 +316,7 @@ export class LoopRunner extends DisposableBase {
   }
 
   private async end(state: LoopState, status: LoopState['status'], reason: string | null, exitCode: number): Promise<LoopState> {
+    if (!canMoveLoop(state.status, status)) throw new LoopTransitionError('loop', state.status, status);
     state.status = status;
     state.reason = reason;
     state.exit_code = exitCode;
@@ -315,9 +325,20 @@ export class LoopRunner extends DisposableBase {
 
   private async finish(state: LoopState): Promise<LoopState> {
     state.owner = null;
+    // A `--type loop` job: its parent ends with the loop, and the exit status is the job type's.
+    if (state.job) state.exit_code = await endLoopJob(this.engine, state, state.job);
     await this.save(state);
     this.say(state, `loop ${state.id} ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     return state;
+  }
+
+  /** The creator's role in its jobs: a `--type loop` job calls it the worker. */
+  private creatorRole(state: LoopState): string {
+    return state.job ? 'worker' : 'creator';
+  }
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
   }
 
   private stepOf(state: LoopState, key: string): LoopStep | undefined {
@@ -334,13 +355,14 @@ export class LoopRunner extends DisposableBase {
   }
 
   /** After a cancel: the loop as the canceller wrote it, no longer owned by this process. */
-  private letGo(state: LoopState): LoopState {
+  private async letGo(state: LoopState): Promise<LoopState> {
     this.saving = Promise.resolve();
     const latest = this.loops.get(state.id) ?? state;
     if (latest.owner?.pid === process.pid && latest.owner.host === os.hostname()) {
       latest.owner = null;
       this.loops.save(latest);
     }
+    if (latest.job) await endLoopJob(this.engine, latest, latest.job);
     this.say(latest, `loop ${latest.id} cancelled`);
     return latest;
   }
@@ -350,68 +372,27 @@ export class LoopRunner extends DisposableBase {
     this.progress.fire({ loop: state, message });
   }
 
-  /** One loop per checkout: a lock held for the loop's whole run. */
-  private async lockCheckout(checkout: string): Promise<() => void> {
-    const name = `loop-${createHash('sha256').update(checkout).digest('hex').slice(0, 16)}`;
+  /** One loop per checkout (a `--type loop` job: per loop), a lock held for the loop's whole run. */
+  private lockFor(state: LoopState): Promise<() => void> {
+    return state.job ? this.lock(`loop-${state.id}`, `the loop ${state.id}`) : this.lockCheckout(state.checkout);
+  }
+
+  private lockCheckout(checkout: string): Promise<() => void> {
+    return this.lock(`loop-${createHash('sha256').update(checkout).digest('hex').slice(0, 16)}`, `the checkout ${checkout}`);
+  }
+
+  private async lock(name: string, what: string): Promise<() => void> {
     try {
-      return await acquire(this.engine.deps.controlPlane.paths.lock(name), { timeoutMs: 0, what: `the checkout ${checkout}`, logger: this.logger });
+      return await acquire(this.engine.deps.controlPlane.paths.lock(name), { timeoutMs: 0, what, logger: this.logger });
     } catch (err) {
-      if (err instanceof LockTimeoutError) throw new LoopNotStartedError(`another loop is running on ${checkout}: ${err.message}`);
+      if (err instanceof LockTimeoutError) throw new LoopNotStartedError(`another loop is running on ${what}: ${err.message}`);
       throw err;
     }
   }
-
-  /** A new loop starts only when all its sessions run and none is busy with another job. */
-  private async checkSessionsFree(options: { creator: string; planner: string | null; reviewers: string[] }): Promise<void> {
-    const cp = this.engine.deps.controlPlane;
-    const sessions = await cp.sessions.list();
-    for (const name of new Set([options.creator, ...(options.planner ? [options.planner] : []), ...options.reviewers])) {
-      if (isPerson(name)) continue; // a person takes their turn when it comes
-      const row = sessions.find((s) => s.name === name)!;
-      if (row.status !== 'running') throw new LoopNotStartedError(`session '${name}' is ${row.status}; resume it first`);
-      const holder = row.current_job ? cp.jobs.get(row.current_job) : undefined;
-      if (holder && !isTerminal(holder.state)) throw new LoopNotStartedError(`session '${name}' is busy with job ${holder.id}`);
-    }
-  }
-
-  private async validate(req: LoopRequest): Promise<Omit<LoopState, 'id' | 'created_at' | 'updated_at' | 'status' | 'reason' | 'exit_code' | 'owner' | 'plan' | 'steps' | 'rounds' | 'rebuts_used'>> {
-    const cp = this.engine.deps.controlPlane;
-    const config = this.engine.deps.config;
-    const reportsDir = req.reportsDir !== undefined
-      ? resolveReportsDir(cp.workspace, req.reportsDir, req.baseDir, '--reports-dir')
-      : resolveReportsDir(cp.workspace, config.values.reportsDir, cp.workspace, sourceOf(config, 'reportsDir'));
-    if (!req.task.trim()) throw new UsageError('--task is empty');
-    for (const [flag, n, min] of [['--max-loop', req.maxLoop, 1], ['--max-rebut', req.maxRebut, 0], ['--plan-talk', req.planTalk, 0]] as const) {
-      if (n !== undefined && !(Number.isInteger(n) && n >= min)) throw new UsageError(`${flag} must be a whole number ≥ ${min}`);
-    }
-    if (req.planTalk !== undefined && !req.planner) throw new UsageError('--plan-talk goes with --planner');
-    if (req.reviewers?.length && req.allReviewers) throw new UsageError('give either --reviewer or --all-reviewer, not both');
-    const checkout = fs.realpathSync(path.resolve(req.baseDir, req.worktree ?? cp.workspace));
-    if (!(await isGitCheckout(checkout))) throw new UsageError(`${checkout} is not a git checkout`);
-    const base = await resolveCommit(checkout, req.base ?? 'HEAD');
-    const sessions = await cp.sessions.list();
-    const named = [req.creator, ...(req.planner ? [req.planner] : []), ...(req.reviewers ?? [])];
-    for (const name of named) {
-      // A reviewer (or planner) may be a person, `human:NAME`; the creator is an agent's session.
-      const person = isPerson(name) && name !== req.creator;
-      const problem = nameProblem(person ? name.slice('human:'.length) : name, person ? "person's name" : 'session name');
-      if (problem) throw new UsageError(problem);
-      if (!person && !sessions.some((s) => s.name === name)) throw new UsageError(`unknown session '${name}'`);
-    }
-    let reviewers = req.reviewers?.length ? [...new Set(req.reviewers)] : [];
-    if (req.allReviewers) {
-      reviewers = sessions.filter((s) => s.role === 'reviewer' && s.status === 'running' && s.name !== req.creator).map((s) => s.name);
-      if (reviewers.length === 0) throw new UsageError('--all-reviewer: no running reviewer session other than the creator');
-    }
-    if (reviewers.length === 0) reviewers = [req.creator];
-    return {
-      task: req.task, creator: req.creator, planner: req.planner ?? null, plan_talk: req.planTalk ?? (req.planner ? 1 : 0), reviewers,
-      max_loop: req.maxLoop ?? 3, max_rebut: req.maxRebut ?? 2, review_only: Boolean(req.reviewOnly), checkout, base, reports_dir: reportsDir,
-    };
-  }
 }
 
-/** `human:NAME`: a person in the loop (a reviewer or a planner), who reports from VS Code or a terminal. */
-function isPerson(name: string): boolean {
-  return name.startsWith('human:');
+/** Moves a round along the table (loopLifecycle.ts); a move it refuses is a bug, never written down. */
+function moveRound(round: LoopRound, to: RoundStatus): void {
+  if (!canMoveRound(round.status, to)) throw new LoopTransitionError('round', round.status, to);
+  round.status = to;
 }

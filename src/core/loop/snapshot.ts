@@ -12,6 +12,16 @@ export interface SnapshotIdentity {
   tree: string;
 }
 
+/**
+ * The identity of a round that pins no snapshot: a `--type loop` job's reviewer reviews what the
+ * worker reported (jobLoop.ts), in a workspace that need not be a git checkout.
+ */
+export const UNPINNED: Readonly<SnapshotIdentity> = Object.freeze({ base: '', head: '', tree: '' });
+
+export function isPinned(identity: SnapshotIdentity): boolean {
+  return identity.tree !== '';
+}
+
 export interface ChangedFile {
   /** A, M, D, R… as `git diff --name-status` says. */
   status: string;

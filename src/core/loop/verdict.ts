@@ -1,3 +1,5 @@
+import { lastLine } from '../jobs/compositeJobs';
+
 /**
  * Verdicts are read strictly (SPEC §7): the token must stand alone on the report's last non-empty
  * line. Anything else — no verdict, a verdict earlier in the text, decoration around it — counts
@@ -18,14 +20,4 @@ export function hasVerdictLine(report: string): boolean {
 /** `[REBUT: reason]` anywhere in a creator's answer; the reason, or undefined. */
 export function rebuttalOf(text: string): string | undefined {
   return /\[REBUT:([^\]]*)\]/.exec(text)?.[1]?.trim() || undefined;
-}
-
-/** Discussions end when both sides put `[AGREE]` alone on their last line. */
-export function agrees(text: string): boolean {
-  return lastLine(text) === '[AGREE]';
-}
-
-function lastLine(text: string): string {
-  const lines = text.replace(/\r\n/g, '\n').split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  return lines.at(-1) ?? '';
 }

@@ -43,37 +43,50 @@ export function readPackets(buffer: Buffer): { packets: IncomingPacket[]; rest: 
   let offset = 0;
   for (;;) {
     if (buffer.length - offset < 2) break;
-    let length = 0;
-    let multiplier = 1;
+    const length = new RemainingLength();
     let i = offset + 1;
     let complete = false;
-    for (let n = 0; n < 4 && i < buffer.length; n++, i++) {
-      const byte = buffer[i]!;
-      length += (byte & 0x7f) * multiplier;
-      multiplier *= 128;
-      if ((byte & 0x80) === 0) {
-        complete = true;
-        i++;
-        break;
-      }
-      if (n === 3) throw new Error('malformed remaining length');
+    while (!complete && i < buffer.length) {
+      const read = length.push(buffer[i++]!);
+      if (read === 'malformed') throw new Error('malformed remaining length');
+      complete = read === 'done';
     }
-    if (!complete || buffer.length - i < length) break;
+    if (!complete || buffer.length - i < length.value) break;
     const code = buffer[offset]! >> 4;
-    const body = buffer.subarray(i, i + length);
+    const body = buffer.subarray(i, i + length.value);
     if (code === 2 && body.length >= 2) packets.push({ type: 'connack', returnCode: body[1]! });
     else if (code === 4 && body.length >= 2) packets.push({ type: 'puback', messageId: (body[0]! << 8) | body[1]! });
     else packets.push({ type: 'other', code });
-    offset = i + length;
+    offset = i + length.value;
   }
   return { packets, rest: buffer.subarray(offset) };
 }
 
-function packet(header: number, body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([header]), remainingLength(body.length), body]);
+/**
+ * Reads a fixed header's remaining length (MQTT 3.1.1 §2.2.3) one byte at a time, as the bytes
+ * arrive: 7 bits a byte, least significant first, the top bit set while more follow, at most four
+ * bytes. `value` is the length read so far (complete once `push` says 'done').
+ */
+export class RemainingLength {
+  value = 0;
+  private multiplier = 1;
+  private bytes = 0;
+
+  push(byte: number): 'more' | 'done' | 'malformed' {
+    this.value += (byte & 0x7f) * this.multiplier;
+    this.multiplier *= 128;
+    this.bytes++;
+    if ((byte & 0x80) === 0) return 'done';
+    return this.bytes === 4 ? 'malformed' : 'more';
+  }
 }
 
-function remainingLength(n: number): Buffer {
+function packet(header: number, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([header]), remainingLengthBytes(body.length), body]);
+}
+
+/** A remaining length as a fixed header carries it (the inverse of `RemainingLength`). */
+export function remainingLengthBytes(n: number): Buffer {
   const bytes: number[] = [];
   do {
     let byte = n % 128;

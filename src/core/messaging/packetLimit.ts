@@ -4,13 +4,12 @@
  * header announces more than the limit — before the body is buffered.
  */
 import type { Socket } from 'node:net';
+import { RemainingLength } from './mqttWire';
 
 /** Follows MQTT frame boundaries through a byte stream, chunk by chunk. */
 export class PacketSizeScanner {
   private state: 'header' | 'length' | 'body' = 'header';
-  private length = 0;
-  private multiplier = 1;
-  private lengthBytes = 0;
+  private length = new RemainingLength();
   private bodyLeft = 0;
 
   constructor(private readonly maxBytes: number) {}
@@ -23,22 +22,18 @@ export class PacketSizeScanner {
         case 'header':
           i++;
           this.state = 'length';
-          this.length = 0;
-          this.multiplier = 1;
-          this.lengthBytes = 0;
+          this.length = new RemainingLength();
           break;
         case 'length': {
-          const byte = chunk[i++]!;
-          this.length += (byte & 0x7f) * this.multiplier;
-          this.multiplier *= 128;
-          this.lengthBytes++;
-          if (this.length > this.maxBytes) return `a packet of ${this.length} bytes exceeds the limit of ${this.maxBytes}`;
-          if (byte & 0x80) {
-            if (this.lengthBytes === 4) return 'a malformed packet length';
-          } else if (this.length === 0) {
+          const read = this.length.push(chunk[i++]!);
+          const length = this.length.value;
+          if (length > this.maxBytes) return `a packet of ${length} bytes exceeds the limit of ${this.maxBytes}`;
+          if (read === 'malformed') return 'a malformed packet length';
+          if (read === 'more') break;
+          if (length === 0) {
             this.state = 'header';
           } else {
-            this.bodyLeft = this.length;
+            this.bodyLeft = length;
             this.state = 'body';
           }
           break;

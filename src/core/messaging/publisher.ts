@@ -3,10 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
-import { readIfExists } from '../store/atomicFile';
 import { withLock } from '../store/lock';
 import { sleep } from '../base/process';
 import { ControlPlanePaths } from '../store/paths';
+import { readJobToken } from '../store/jobToken';
 import { JobOutbox } from './outbox';
 import { MAX_DETAIL_CHARS, MAX_REPORT_BYTES, signatureOf, topics, workspaceIdOf, type EventName, type EventPayload } from './protocol';
 import { publishOnce, QuickPublishError, type QuickEndpoint } from './quickPublish';
@@ -50,7 +50,7 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
   const detail = req.detail ?? null;
   if (detail !== null && detail.length > MAX_DETAIL_CHARS) throw new UsageError(`--detail is ${detail.length} characters long; the limit is ${MAX_DETAIL_CHARS} (hand long text in with --report FILE)`);
   const report = req.reportFile === undefined ? undefined : readReport(req.reportFile);
-  const token = readIfExists(path.join(paths.jobDir(req.jobId), 'token'))?.toString('utf8').trim() || undefined;
+  const token = readJobToken(paths, req.jobId);
   const outbox = new JobOutbox(paths.jobDir(req.jobId));
   const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
 

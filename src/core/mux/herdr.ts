@@ -2,8 +2,8 @@ import { spawn as spawnChild } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { sleep } from '../base/process';
+import { shellQuote } from '../base/shellWords';
 import { MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
-import { shellQuote } from './shellQuote';
 import { serverEnvironment } from './tmux';
 
 export interface HerdrOptions {
@@ -294,7 +294,7 @@ export function herdrSocketPath(session: string, env: NodeJS.ProcessEnv): string
  * pane with a command: a pane starts the user's shell and runs a command by having it typed
  * (herdr's own `pane run` does this). `exec` makes the program replace the shell, so the pane
  * ends when the program does, as a tmux pane would; `env` sets its environment without the
- * shell's help. Every word is quoted (shellQuote.ts).
+ * shell's help. Every word is quoted (base/shellWords.ts).
  */
 export function commandLine(request: SpawnRequest): string {
   if (request.argv.length === 0) throw new MuxError('nothing to run: empty command');

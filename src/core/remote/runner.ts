@@ -15,12 +15,13 @@ import { writeBrief } from '../jobs/brief';
 import type { JobEngine } from '../jobs/jobEngine';
 import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
-import { deliverJob } from '../jobs/submit';
+import { deliverJob } from '../jobs/localTarget';
 import { titleFromTask } from '../jobs/title';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
 import { parseUntrusted, topics, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
-import { readIfExists } from '../store/atomicFile';
+import { readJobToken } from '../store/jobToken';
+import { newJobRecord } from '../store/newJobRecord';
 import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
 import { SeenDispatches } from './seenDispatches';
@@ -210,7 +211,7 @@ export class RemoteRunner extends DisposableBase {
     } catch {
       return;
     }
-    const token = readIfExists(path.join(controlPlane.paths.jobDir(job.id), 'token'))?.toString('utf8').trim();
+    const token = readJobToken(controlPlane.paths, job.id);
     if (state.job_id !== job.id || !token || !verifySignature(state, token)) return;
     if (isTerminal(state.state as JobState)) {
       // The submitter has the outcome: nothing more to relay, and a --once runner may go.
@@ -268,16 +269,13 @@ export class RemoteRunner extends DisposableBase {
     const { engine } = this.options;
     const { controlPlane, cliPath } = engine.deps;
     const session = this.options.session ?? d.session;
-    const now = new Date().toISOString();
     const briefPath = path.join(controlPlane.paths.jobDir(d.job_id), 'brief.md');
     const origin: MirrorOrigin = { runner: this.name, workspace_id: d.workspace_id, nonce: d.nonce, dispatched_ts: d.ts };
     const job = await engine.ledger.register(
-      {
-        id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, state: 'registered', reason: null, created_at: now, updated_at: now, seq: 0,
-        parent_job: null, detail: null, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
-        timers: d.timers, signed: true, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), delivery: null, dispatched_at: null, started_at: null, last_event_at: null, finished_at: null, missing: [],
-        remote: origin,
-      },
+      newJobRecord({
+        id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
+        timers: d.timers, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), remote: origin,
+      }),
       d.token,
     );
     writeBrief({ job, task: d.task, cliPath, workspace: controlPlane.workspace, heartbeatS: d.timers.heartbeat_s, ...(d.appendix !== undefined ? { appendix: d.appendix } : {}) }, briefPath);

@@ -44,7 +44,7 @@ export interface JobTimers {
 }
 
 /** Where the job runs: a local session (and its pane when dispatched), a remote runner, or a person. */
-export interface JobTarget {
+export interface TargetRecord {
   kind: 'local' | 'remote' | 'human';
   /** The session (local), runner (remote) or person (human) name. */
   name: string;
@@ -82,7 +82,7 @@ export interface JobRecord {
   parent_job: string | null;
   /** Last `detail` an event carried, for list views. */
   detail: string | null;
-  target?: JobTarget;
+  target?: TargetRecord;
   timers?: JobTimers;
   /** Events are signed with the token in `.mam/jobs/<id>/token` and unsigned ones refused. */
   signed?: boolean;

@@ -1,24 +1,20 @@
 /**
  * Reading a job from the agent's side: the one-line prompt `injectedLine` types and the brief
- * `writeBrief` writes, taken apart again. Scripted agents (the demo agents, and the test fixture
- * later) use this instead of their own regular expressions, so the two sides of the format live
- * beside each other and a round-trip test keeps them in step. Pure functions, no I/O: the demo
- * agent bundles this without pulling in the engine.
+ * `writeBrief` writes (core/jobs/brief.ts), taken apart again. Scripted agents (the demo agent and
+ * the test fixtures' fake agent, through kit.ts) use this instead of their own regular
+ * expressions, and a round-trip test keeps the two sides in step. Pure functions, no I/O: the
+ * scripted agents bundle this without pulling in the engine.
  */
 
-import { splitWords } from '../base/words';
+import { splitWords } from '../core/base/shellWords';
+import { parseLoopHint, type LoopHint } from '../core/loop/loopHint';
+
+export { parseLoopHint, type LoopHint };
 
 /** What the typed line names: the job and where its brief is. */
 export interface JobLine {
   jobId: string;
   briefPath: string;
-}
-
-/** The loop's note at the end of each loop job's task (see loopPrompts.ts). */
-export interface LoopHint {
-  loop: string;
-  step: 'plan' | 'challenge' | 'revise' | 'implement' | 'review' | 'fix';
-  round: number | null;
 }
 
 export interface ParsedBrief {
@@ -80,19 +76,6 @@ export function parseBrief(text: string): ParsedBrief {
     heartbeatS: Number.isFinite(heartbeat) && heartbeat > 0 ? heartbeat : 30,
     loop: parseLoopHint(task),
   };
-}
-
-/** `<!-- mam-loop: {…} -->` in a task; null when there is none or it is not readable. */
-export function parseLoopHint(text: string): LoopHint | null {
-  const m = /<!-- mam-loop: (\{.*?\}) -->/.exec(text);
-  if (!m) return null;
-  try {
-    const hint = JSON.parse(m[1]!) as Partial<LoopHint>;
-    if (typeof hint.loop !== 'string' || typeof hint.step !== 'string') return null;
-    return { loop: hint.loop, step: hint.step, round: typeof hint.round === 'number' ? hint.round : null };
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -1,24 +1,15 @@
 /**
  * What a demo role works with while it does one job: the parsed brief, its pane (narration), a
  * paced clock, the brief's event commands, and programs run with argument arrays (git, node).
- * node:child_process is used directly rather than the engine's execa wrapper: the demo agent is
- * a small standalone program, started once per session, and needs nothing more.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import type { DemoPace } from '../core/demo/demoProject';
-import { eventArgs, type ParsedBrief } from '../core/jobs/briefReader';
+import { run, sendEvent, type ParsedBrief, type RunResult } from './kit';
 
 export type Pace = DemoPace;
 
 /** How much of each scripted delay is waited: fast is for tests, normal for people watching. */
 export const PACE_FACTOR: Readonly<Record<Pace, number>> = { normal: 1, fast: 0.04 };
-
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** The demo agents' own commits carry their own identity, so they work where git has no user configured. */
 export const CREATOR_IDENTITY = { name: 'MAM demo creator', email: 'demo@localhost' };
@@ -61,7 +52,7 @@ export class JobContext {
 
   /** Runs one of the brief's event commands (`node "<cli>" event …`) with the node running us. */
   async event(name: string, extra: readonly string[] = []): Promise<number> {
-    const r = await run(process.execPath, eventArgs(this.brief, name, extra), { cwd: this.cwd });
+    const r = await sendEvent(this.brief, name, extra, this.cwd);
     if (r.code !== 0) this.say(style.yellow(`mam event ${name} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}`));
     return r.code;
   }
@@ -86,28 +77,4 @@ export class JobContext {
   reportPath(name: string): string {
     return path.join(path.dirname(this.briefPath), name);
   }
-}
-
-const running = new Set<ChildProcess>();
-
-/**
- * Ends the programs a job is running (an event publisher, git, the tests) when the agent exits:
- * an agent that is gone leaves nothing behind that could still write into the workspace.
- */
-export function killRunning(): void {
-  for (const child of running) child.kill('SIGTERM');
-}
-
-export function run(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(file, [...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], shell: false });
-    running.add(child);
-    child.on('exit', () => running.delete(child));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    child.on('error', (err) => resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` }));
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
 }

@@ -6,7 +6,8 @@
  *
  * It takes keystrokes in raw mode with bracketed paste, and a line `MAM job <id>: read the brief at
  * <path> and follow it exactly.` makes it read the brief and do the job its role knows (roles.ts),
- * running the brief's own event commands. /exit, Ctrl-C or Ctrl-D leave.
+ * running the brief's own event commands; keys, brief and events through the kit (kit.ts) it
+ * shares with the test fixtures' fake agent. /exit, Ctrl-C or Ctrl-D leave.
  *
  * Ready sign: the sessions run with the `shell` adapter, which has no sign of its own, so MAM
  * judges readiness by output that has stopped changing. The agent therefore sets up its input
@@ -17,9 +18,8 @@
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { DEMO_ROLES, type DemoRole } from '../core/demo/demoProject';
-import { BriefFormatError, parseBrief, parseJobLine, type JobLine } from '../core/jobs/briefReader';
-import { JobContext, killRunning, style, type Pace } from './jobContext';
-import { LineInput } from './lineInput';
+import { JobContext, style, type Pace } from './jobContext';
+import { BriefFormatError, killRunning, LineInput, parseBrief, parseJobLine, type JobLine } from './kit';
 import { doJob, type Outcome } from './roles';
 
 const out = (text: string): void => void process.stdout.write(text);
@@ -58,7 +58,7 @@ function main(args: readonly string[]): void {
       else if (action.kind === 'erase') out('\b \b');
       else if (action.kind === 'interrupt') quit(130, 'interrupted');
       else if (action.kind === 'eof') quit(0, 'bye');
-      else {
+      else if (action.kind === 'submit') {
         out('\r\n');
         queue.push(action.line);
         if (busy) out(style.dim('  (queued until the current job is done)\r\n'));

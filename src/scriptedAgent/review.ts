@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SIGNUP_CASES, SIGNUP_FILE, TEST_FILE } from '../core/demo/demoProject';
-import { run, type RunResult } from './jobContext';
+import { run, type RunResult } from './kit';
 
 export interface CaseResult {
   input: string;
