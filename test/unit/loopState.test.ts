@@ -87,7 +87,7 @@ describe('LoopStore', () => {
     assert.deepEqual(store.get(goodState().id), { ...goodState(), updated_at: '2030-01-02T03:04:05.000Z' });
   });
 
-  it('a corrupt or hand-edited file is one clear error on get, and left out of the list', () => {
+  it('a corrupt or hand-edited file is one clear error on get, and listed apart as unreadable', () => {
     const store = new LoopStore(paths);
     store.save(goodState());
     fs.writeFileSync(store.file('l-20250101T000000Z-badjsn'), '{"id": "l-2025', 'utf8');
@@ -95,5 +95,8 @@ describe('LoopStore', () => {
     assert.throws(() => store.get('l-20250101T000000Z-badjsn'), (err: Error) => err instanceof ValidationError && err.message.startsWith(path.join(paths.loopsDir, 'l-20250101T000000Z-badjsn.json')) && /not JSON/.test(err.message));
     assert.throws(() => store.get('l-20250101T000000Z-edited'), (err: Error) => err instanceof ValidationError && /status must be one of/.test(err.message));
     assert.deepEqual(store.list().map((l) => l.id), [goodState().id]);
+    const { unreadable } = store.listing();
+    assert.deepEqual(unreadable.map((u) => u.file).sort(), ['l-20250101T000000Z-badjsn.json', 'l-20250101T000000Z-edited.json']);
+    assert.ok(unreadable.every((u) => u.why.startsWith(path.join(paths.loopsDir, u.file))), 'each says which file and why');
   });
 });

@@ -109,7 +109,8 @@ const list = defineCommand({
   summary: 'the loops of this workspace, newest first',
   options: { ...JSON_OPTION },
   async run(ctx) {
-    const loops = new LoopStore(ctx.controlPlane().paths).list();
+    const { loops, unreadable } = new LoopStore(ctx.controlPlane().paths).listing();
+    for (const u of unreadable) ctx.logger.warn(`skipped ${u.why}`);
     if (ctx.args.options.json) {
       ctx.json(loops);
       return 0;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { systemClock, type Clock } from '../base/clock';
-import { ValidationError } from '../base/errors';
+import { errorMessage, ValidationError } from '../base/errors';
 import { checkId, printable } from '../base/ids';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
@@ -140,22 +140,28 @@ export class LoopStore {
 
   /** Every loop, newest first. */
   list(): LoopState[] {
+    return this.listing().loops;
+  }
+
+  /** The loops, newest first, and the files that are not a loop (broken, or edited by hand), with why. */
+  listing(): { loops: LoopState[]; unreadable: Array<{ file: string; why: string }> } {
     let names: string[] = [];
     try {
       names = fs.readdirSync(this.paths.loopsDir);
     } catch {
-      return [];
+      return { loops: [], unreadable: [] };
     }
     const loops: LoopState[] = [];
+    const unreadable: Array<{ file: string; why: string }> = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       try {
         const loop = this.get(name.slice(0, -5));
         if (loop) loops.push(loop);
-      } catch {
-        // a file being written by hand, or broken: not a loop we can show
+      } catch (err) {
+        unreadable.push({ file: name, why: errorMessage(err) });
       }
     }
-    return loops.sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    return { loops: loops.sort((a, b) => (a.created_at < b.created_at ? 1 : -1)), unreadable };
   }
 }
 
