@@ -20,6 +20,8 @@ export const monitorCommand = defineCommand({
     interval: { kind: 'seconds', value: 'S', default: 5, description: 'seconds between session checks (default 5)' },
   },
   async run(ctx) {
+    // Watched from the start: a workspace deleted while the engine connects still stops the monitor.
+    const gone = folderWatch(ctx.controlPlane().paths.dir);
     const registry = ctx.controlPlane().sessions;
     const engine = ctx.jobs();
     const print = (r: ReconcileReport): void => {
@@ -42,7 +44,7 @@ export const monitorCommand = defineCommand({
       await supervisor.enforceDue();
       return 0;
     }
-    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => print(await reconcile(ctx.sessions(), registry)));
+    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => print(await reconcile(ctx.sessions(), registry)), gone);
     return 0;
   },
 });
@@ -90,9 +92,13 @@ async function watchUntilIdle(ctx: CommandContext): Promise<number> {
  * or until the workspace's `.mam/` is gone — also when it went while a pass ran, whose programs
  * then fail for want of their working folder.
  */
-export async function whileWorkspaceLasts(ctx: Pick<CommandContext, 'controlPlane' | 'out'>, intervalS: number, pass: () => Promise<void>): Promise<void> {
+export async function whileWorkspaceLasts(
+  ctx: Pick<CommandContext, 'controlPlane' | 'out'>,
+  intervalS: number,
+  pass: () => Promise<void>,
+  gone: () => boolean = folderWatch(ctx.controlPlane().paths.dir),
+): Promise<void> {
   const dir = ctx.controlPlane().paths.dir;
-  const gone = folderWatch(dir);
   const stop = (): 'stop' => {
     ctx.out(`${dir} is gone; the monitor stops.`);
     return 'stop';
