@@ -14,6 +14,7 @@ import { benchScale } from './scale';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
 import { benchRealAgents } from './realAgents';
+import { benchOverlap } from './overlap';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
     rows.push(...(await benchJobs(root, CLI, RUNS)));
     rows.push(...(await benchScale(root, CLI)));
     rows.push(...(await benchRealAgents(root, CLI, RUNS)));
+    rows.push(...(await benchOverlap(root, Math.min(RUNS, 15))));
     rows.push(...benchVscode(root));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));

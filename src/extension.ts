@@ -12,6 +12,8 @@ import { SessionsTreeProvider } from './views/sessionsTree';
 import { JobStatusBar } from './views/statusBar';
 import { registerDemoCommand, registerLoopCommands } from './views/loopCommands';
 import { LoopsTreeProvider } from './views/loopsTree';
+import { MergeQueueTreeProvider } from './views/mergeQueueTree';
+import { registerMergeQueueCommands } from './views/mergeQueueCommands';
 import { ReportPanels } from './views/reportPanel';
 import { Schemes, SnapshotContentProvider } from './views/snapshotDocuments';
 import { GitignoreOffer } from './views/gitignoreOffer';
@@ -24,6 +26,7 @@ export interface MamApi {
   sessions: SessionsTreeProvider;
   jobs: JobsTreeProvider;
   loops: LoopsTreeProvider;
+  mergeQueue: MergeQueueTreeProvider;
   statusBar: JobStatusBar;
   notifier: Notifier;
   reports: ReportPanels;
@@ -52,6 +55,10 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const notifier = new Notifier(host);
   const jobLogs = new JobLogProvider(host);
   const loops = new LoopsTreeProvider(host);
+  const mergeQueue = new MergeQueueTreeProvider(host);
+  const mergeQueueView = vscode.window.createTreeView(Views.mergeQueue, { treeDataProvider: mergeQueue, showCollapseAll: true });
+  // A queue file that cannot be read is named in the view, not hidden.
+  mergeQueue.onDidChangeProblems((problems) => (mergeQueueView.message = problems.length > 0 ? problems.join('\n') : undefined));
   const reports = new ReportPanels(host, context.extensionUri);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
@@ -74,6 +81,8 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     sessionsView,
     jobsView,
     loops,
+    mergeQueue,
+    mergeQueueView,
     reports,
     gitignore,
     init,
@@ -83,6 +92,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     registerDemoCommand(host, reports, context.extensionUri),
     vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
     ...registerSessionCommands(host),
+    ...registerMergeQueueCommands(host),
     ...registerJobCommands(host, notifier),
     ...registerPersonCommands(host, context.globalState),
     ...registerWorkspaceCommands(host, context, channel),
@@ -102,7 +112,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const activationMs = performance.now() - started;
   const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
   channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
-  return { host, sessions, jobs, loops, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
+  return { host, sessions, jobs, loops, mergeQueue, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
 }
 
 export function deactivate(): void {}

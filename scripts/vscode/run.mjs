@@ -22,6 +22,7 @@
  *                          welcome text and nothing in it is loading; fails if not within 30 s
  *     --command ID         after the shot, run command ID through the command palette (found by its
  *                          package.json title), e.g. one that opens a webview
+ *     --pick TEXT          then answer the quick pick the command opened: click the row holding TEXT
  *     --webview-shot F     then wait for a webview whose content matches --webview-selector (default
  *                          `body *`) in the page's nested frames, print its text, screenshot to F
  *     --theme LABEL        (repeatable) after the webview shot, switch to the colour theme LABEL (as
@@ -76,7 +77,7 @@ import { parseArgs } from 'node:util';
 import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
 import { QUIET_SETTINGS } from './settings.mjs';
-import { clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
+import { answerPick, clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
 import { measureContrast, pickColorTheme, webviewFrame } from './contrast.mjs';
 
 const RUN_PREFIX = 'mam-vscode-';
@@ -111,6 +112,7 @@ function options() {
         'webview-selector': { type: 'string', default: 'body *' },
         expect: { type: 'string', multiple: true },
         'row-action': { type: 'string', multiple: true },
+        pick: { type: 'string' },
         theme: { type: 'string', multiple: true },
         contrast: { type: 'string', multiple: true },
         'webview-expect': { type: 'string', multiple: true },
@@ -136,6 +138,7 @@ function options() {
   }
   if (mode === 'ui' && !values.shot) throw new HarnessError('ui mode needs --shot <file.png>', EXIT.usage);
   if ((values.theme || values.contrast || values['webview-expect']) && !values['webview-shot']) throw new HarnessError('--theme, --contrast and --webview-expect need --webview-shot', EXIT.usage);
+  if (values.pick && !values.command) throw new HarnessError('--pick needs --command', EXIT.usage);
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new HarnessError(`--timeout must be a positive number of seconds, not ${values.timeout}`, EXIT.usage);
   let extraEnv = {};
@@ -361,6 +364,7 @@ async function runUi(run) {
       log(`screenshot ${opts['status-shot']} (the status bar)`);
     }
     if (opts.command) await runCommand(page, opts.command);
+    if (opts.pick) await answerPick(page, opts.pick);
     if (opts['webview-shot']) {
       const text = await waitForWebview(page, opts['webview-selector'], 30_000);
       log(`webview content: ${JSON.stringify(text.slice(0, 300))}`);

@@ -71,6 +71,15 @@ export async function runCommand(page, id) {
   log(`ran ${id} ("${label}")`);
 }
 
+/** Answers the quick pick a command opened: the row whose text holds `text`, clicked as a person would. */
+export async function answerPick(page, text) {
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  log(`picked "${text}"`);
+}
+
 /** Webviews live two iframes deep; returns the text of the first frame matching the selector. */
 export async function waitForWebview(page, selector, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -109,15 +118,17 @@ export async function expectVisible(page, texts) {
 export async function clickRowAction(page, rowText, title, input) {
   const row = page.locator('.part.sidebar .monaco-list-row', { hasText: rowText }).first();
   const action = row.locator(`.actions a.action-label[aria-label^="${title}"]`).first();
+  // The action shows only while its row is hovered, and a tree that re-renders (elapsed times tick)
+  // drops the hover between two steps: hover and click again until one click lands.
   const deadline = Date.now() + 30_000;
   for (;;) {
     await row.hover({ timeout: 30_000 });
-    if (await action.isVisible()) break;
-    if (Date.now() > deadline) throw new Error(`the row "${rowText}" shows no "${title}" action within 30 s`);
+    const clicked = (await action.isVisible()) && (await action.click({ timeout: 2_000 }).then(() => true, () => false));
+    if (clicked) break;
+    if (Date.now() > deadline) throw new Error(`the row "${rowText}" shows no "${title}" action that takes a click within 30 s`);
     await page.mouse.move(0, 0);
     await new Promise((r) => setTimeout(r, 200));
   }
-  await action.click();
   log(`clicked "${title}" on the row "${rowText}"`);
   if (input === undefined) return;
   const box = page.locator('.quick-input-widget input');

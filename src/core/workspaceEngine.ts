@@ -34,6 +34,9 @@ import { resumeAll, type RecoveredSession } from './recovery';
 import { runDemo, type DemoSummary } from './demo/demo';
 import { LoopStore, type LoopState } from './loop/loopState';
 import { changedFiles, fileAt, type ChangedFile, type SnapshotIdentity } from './loop/snapshot';
+import { WorkspaceMergeQueue } from './workspaceMergeQueue';
+import { WorkspaceOverlaps } from './workspaceOverlaps';
+import { workspacePrices, type PriceTable } from './usage/prices';
 
 export interface WorkspaceEngineOptions {
   workspace: string;
@@ -71,6 +74,10 @@ export class WorkspaceEngine extends DisposableBase {
   /** A loop moved on (here, or — through a file watcher — in another process). */
   readonly onDidChangeLoop = this.loopChanged.event;
   readonly loopStore: LoopStore;
+  /** The local merge queue (`mam merge`): read by the Merge Queue view, run and edited from it. */
+  readonly mergeQueue: WorkspaceMergeQueue;
+  /** Overlaps and predicted conflicts between the running sessions' checkouts (`mam conflicts`); looks start with `start()`. */
+  readonly overlaps: WorkspaceOverlaps;
   readonly onDidChangeSessions = this.sessionsChanged.event;
   readonly onDidChangeJob = this.jobChanged.event;
   readonly onDidApplyEvent = this.eventApplied.event;
@@ -101,6 +108,14 @@ export class WorkspaceEngine extends DisposableBase {
     }));
     this._register(this.jobs.ledger.onDidApplyEvent((e) => this.eventApplied.fire(e)));
     this.loopStore = new LoopStore(this.controlPlane.paths);
+    this.overlaps = this._register(new WorkspaceOverlaps(() => this.controlPlane.sessions.list(), options.logger));
+    // Each job change and each change of the sessions asks for a look (one per burst).
+    this._register(this.jobs.ledger.onDidChangeJob(() => this.overlaps.schedule()));
+    this._register(this.sessionsChanged.event(() => this.overlaps.schedule()));
+    this.mergeQueue = new WorkspaceMergeQueue(this.jobs, options.workspace, options.logger, async (what) => {
+      this.requireTrust(what);
+      await this.start();
+    });
     this._register(toDisposable(() => this.stopMonitor()));
   }
 
@@ -128,6 +143,7 @@ export class WorkspaceEngine extends DisposableBase {
       this.options.logger.error(`broker: ${errorMessage(err)}`);
     }
     this.jobs.supervise('orphans');
+    this.overlaps.start();
     this.startMonitor(options.monitorIntervalMs);
   }
 
@@ -435,6 +451,11 @@ export class WorkspaceEngine extends DisposableBase {
       logger: this.options.logger,
       ...(signal ? { signal } : {}),
     });
+  }
+
+  /** The price table for token estimates: the built-in one with `.mam/prices.json` over it (a bad file is logged, then ignored). */
+  prices(): PriceTable {
+    return workspacePrices(this.controlPlane.paths, (m) => this.options.logger.warn(m));
   }
 
   /** The files a round changed, base to reviewed tree. */

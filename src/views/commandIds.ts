@@ -36,6 +36,10 @@ export const Commands = {
   runDemo: 'mam.runDemo',
   addToGitignore: 'mam.addToGitignore',
   initWorkspace: 'mam.initWorkspace',
+  runMergeQueue: 'mam.runMergeQueue',
+  enqueueMerge: 'mam.enqueueMerge',
+  removeMergeEntry: 'mam.removeMergeEntry',
+  showMergeLog: 'mam.showMergeLog',
 } as const;
 
 /** Context keys for `when` clauses, all under `mam.`. */
@@ -51,6 +55,7 @@ export const Views = {
   sessions: 'mam.sessions',
   jobs: 'mam.jobs',
   loops: 'mam.loops',
+  mergeQueue: 'mam.mergeQueue',
 } as const;
 
 /** The secret-storage key of the external broker's password. */

@@ -6,6 +6,7 @@ import type { WorkspaceEngine } from '../core/workspaceEngine';
 import type { JobChange } from '../core/jobs/jobLedger';
 import type { JobRecord } from '../core/store/jobSchema';
 import type { EventPayload } from '../core/messaging/protocol';
+import type { OverlapPair } from '../core/overlap/overlapReport';
 import { BROKER_PASSWORD_SECRET } from './commandIds';
 import { JobsModel } from './jobsModel';
 import { DisposableBase } from '../core/base/disposable';
@@ -35,6 +36,15 @@ export class EngineHost extends DisposableBase {
   private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
   private readonly loopChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; loopId: string }>());
   readonly onDidChangeLoop = this.loopChanged.event;
+  private readonly overlapsChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder }>());
+  /** A folder's overlap report changed (sessions' checkouts touching the same files). */
+  readonly onDidChangeOverlaps = this.overlapsChanged.event;
+  private readonly newConflict = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; pair: OverlapPair }>());
+  /** Two sessions' checkouts newly conflict: once per conflict. */
+  readonly onNewConflict = this.newConflict.event;
+  private readonly mergeQueueChanged = this._register(new vscode.EventEmitter<void>());
+  /** Some folder's merge queue file or an entry's log changed (here, or the CLI's `mam merge run`). */
+  readonly onDidChangeMergeQueue = this.mergeQueueChanged.event;
   private readonly sessionsLost = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; names: string[] }>());
   /** The monitor found sessions whose panes are gone (a crash, a reboot, `tmux kill-server`). */
   readonly onDidLoseSessions = this.sessionsLost.event;
@@ -70,6 +80,10 @@ export class EngineHost extends DisposableBase {
     const onLoop = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyLoopChangedOnDisk(path.basename(uri.fsPath, '.json'));
     this._register(loopsWatcher.onDidChange(onLoop));
     this._register(loopsWatcher.onDidCreate(onLoop));
+    // A saved file may change what two sessions' checkouts share: the folder's overlaps are looked at again (bounded: one look per burst).
+    this._register(vscode.workspace.onDidSaveTextDocument((doc) => doc.uri.scheme === 'file' && this.engineFor(doc.uri)?.engine.overlaps.schedule()));
+    const mergeWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/merge/{queue.json,logs/*.log}'));
+    for (const on of [mergeWatcher.onDidChange, mergeWatcher.onDidCreate, mergeWatcher.onDidDelete]) this._register(on(() => this.mergeQueueChanged.fire()));
     this._register({ dispose: () => this.disposeEngines() });
   }
 
@@ -146,6 +160,8 @@ export class EngineHost extends DisposableBase {
         }),
         engine.onDidApplyEvent((e) => this.eventApplied.fire({ folder, ...e })),
         engine.onDidTerminateSessions((names) => this.sessionsLost.fire({ folder, names })),
+        engine.overlaps.onDidChange(() => this.overlapsChanged.fire({ folder })),
+        engine.overlaps.onNewConflict((pair) => this.newConflict.fire({ folder, pair })),
         engine.onDidChangeLoop(({ loop }) => {
           this.loopChanged.fire({ folder, loopId: loop.id });
           this.changed.fire();

@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { printable } from '../core/base/ids';
 import { isOpen as isOpenState, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { jobTitle } from '../core/jobs/title';
+import { formatUsage } from '../core/usage/format';
+import { DEFAULT_PRICES, type PriceTable } from '../core/usage/prices';
 import { codeSpan, markdownText } from './markdown';
 
 /** How a job's state looks wherever a job is shown. */
@@ -78,7 +80,7 @@ const TASK_CHARS = 1500;
  * Names, IDs and reasons go in code spans, the agent's and the user's words as escaped text:
  * nothing is escaped inside a code span, so nothing shows a stray backslash.
  */
-export function jobTooltip(job: JobRecord, task?: { text: string; loop?: string }): vscode.MarkdownString {
+export function jobTooltip(job: JobRecord, task?: { text: string; loop?: string }, prices: PriceTable = DEFAULT_PRICES): vscode.MarkdownString {
   const look = lookOf(job);
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${markdownText(jobTitle(job), 200)}**\n\n`);
@@ -87,6 +89,8 @@ export function jobTooltip(job: JobRecord, task?: { text: string; loop?: string 
   md.appendMarkdown(`- ${job.target?.kind === 'human' ? 'person' : 'session'} ${codeSpan(assignee(job))}\n`);
   md.appendMarkdown(`- ${job.type}${job.role ? `, role ${codeSpan(job.role, 40)}` : ''}${job.parent_job ? `, part of ${codeSpan(job.parent_job)}` : ''}\n`);
   md.appendMarkdown(`- created ${codeSpan(job.created_at)}${job.finished_at ? `, finished ${codeSpan(job.finished_at)}` : ''}\n`);
+  const tokens = formatUsage(job.usage, prices);
+  if (tokens) md.appendMarkdown(`- tokens: ${markdownText(tokens, 200)}\n`);
   if (job.detail) md.appendMarkdown(`\n${lines(job.detail, 600)}\n`);
   if (job.late_events?.length) md.appendMarkdown(`\n_Arrived after the job ended:_ ${job.late_events.map((l) => `${codeSpan(l.event, 40)} (seq ${l.seq})`).join(', ')}\n`);
   if (task) {

@@ -148,7 +148,7 @@ export class JobsTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (!fe || !job) return item;
     const task = await taskOf(job);
     const loop = task?.loopId ? fe.engine.loop(task.loopId) : undefined;
-    item.tooltip = jobTooltip(job, loop ? { text: loop.task, loop: loopTitle(loop) } : task ? { text: task.text } : undefined);
+    item.tooltip = jobTooltip(job, loop ? { text: loop.task, loop: loopTitle(loop) } : task ? { text: task.text } : undefined, fe.engine.prices());
     return item;
   }
 }

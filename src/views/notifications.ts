@@ -2,11 +2,11 @@ import * as vscode from 'vscode';
 import { newJobId, printable } from '../core/base/ids';
 import { isTerminal, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { jobTitle, loopTitle } from '../core/jobs/title';
-import { Commands } from './commandIds';
+import { Commands, Views } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
 
-export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost';
+export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict';
 
 /** What Delegate Job hands over: the engine's request without the job ID (the Notifier picks it). */
 export type DelegateRequest = Omit<Parameters<FolderEngine['engine']['delegate']>[0], 'jobId'>;
@@ -21,6 +21,8 @@ export type DelegateRequest = Omit<Parameters<FolderEngine['engine']['delegate']
  *   end (Cancel cancels the job), then one message with the outcome — never "delivered" and then
  *   "completed".
  * - A review loop that ended, wherever it ran (this window, `mam loop`, an agent): one message.
+ * - Two sessions' checkouts that newly would conflict: one warning per conflict (Show Sessions);
+ *   one that lasts is not told again, one that ends and comes back is.
  * - Any other job (the CLI's, an agent's) that failed or timed out, unless it is part of a review
  *   loop or of a parent job: their end tells it. Completions of jobs the user did not start here,
  *   and cancellations, are not news.
@@ -51,6 +53,14 @@ export class Notifier extends DisposableBase {
       const message = `MAM: ${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
       this.shown.push({ kind: 'lost', message });
       void vscode.window.showWarningMessage(message, 'Resume All').then((a) => a && vscode.commands.executeCommand(Commands.resumeAllSessions, { folderIndex: folder.index }));
+    }));
+    this._register(host.onNewConflict(({ pair }) => {
+      const who = (s: { sessions: string[] }): string => s.sessions.map((n) => printable(n, 60)).join(', ');
+      const files = pair.files.filter((f) => f.conflict);
+      const where = files.length === 1 ? printable(files[0]!.path, 120) : `${files.length || pair.files.length} files`;
+      const message = `MAM: ${who(pair.a)} and ${who(pair.b)} would conflict in ${where}.`;
+      this.shown.push({ kind: 'conflict', message });
+      void vscode.window.showWarningMessage(message, 'Show Sessions').then((a) => a && vscode.commands.executeCommand(`${Views.sessions}.focus`));
     }));
     // A permission request is heard here when this window applies the event, or from the job's file
     // when another process (the CLI that waits on the job, the job warden) applied it: told once either way.

@@ -5,7 +5,11 @@ import * as vscode from 'vscode';
 import { printable, printableLines } from '../core/base/ids';
 import { loopStepTitle, loopTitle } from '../core/jobs/title';
 import type { LoopState } from '../core/loop/loopState';
+import { loopUsage } from '../core/loop/reports';
 import { isPinned } from '../core/loop/snapshot';
+import { formatUsage } from '../core/usage/format';
+import type { UsageSum } from '../core/usage/sum';
+import type { WorkspaceEngine } from '../core/workspaceEngine';
 import { isPageMessage, isPageState, linkTarget, type HostMessage, type PageMessage, type ReportModel } from '../webview/reportProtocol';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
@@ -211,6 +215,15 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
     },
     rounds,
     jobs,
+    usage: usageLines(engine, loop),
     now: new Date().toISOString(),
   };
+}
+
+/** What the loop's jobs spent, per round and in total, in the words `mam loop status` uses (money only as a labelled estimate). */
+function usageLines(engine: WorkspaceEngine, loop: LoopState): ReportModel['usage'] {
+  const usage = loopUsage(loop, (id) => engine.job(id) ?? engine.controlPlane.jobs.get(id));
+  const prices = engine.prices();
+  const line = (sum: UsageSum): string | null => (sum.measured > 0 ? (formatUsage(sum, prices) ?? null) : null);
+  return { total: line(usage.total), rounds: usage.rounds.map((r) => ({ n: r.n, text: line(r.usage) })) };
 }

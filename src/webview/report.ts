@@ -93,11 +93,13 @@ function render(model: ReportModel): void {
       ...fact('Checkout', el('span', { class: 'mono' }, loop.checkout)),
       ...(loop.base ? fact('Base', el('span', { class: 'mono' }, loop.base.slice(0, 12))) : []),
       ...fact('Loop', el('span', { class: 'mono' }, loop.id)),
+      ...(model.usage.total ? fact('Tokens', model.usage.total) : []),
     ),
   );
   const task = el('section', { class: 'task' }, el('h2', {}, 'Task'), el('div', { class: 'card' }, markdown(loop.task)));
   const timeline = el('section', { class: 'timeline' }, el('h2', {}, 'Timeline'), drawTimeline(model, el, (jobId) => vscode.postMessage({ type: 'openLog', jobId })));
-  const rounds = el('section', { class: 'rounds' }, el('h2', {}, 'Rounds'), ...(model.rounds.length ? model.rounds.map(renderRound) : [el('p', { class: 'muted' }, 'No review round yet.')]));
+  const tokens = new Map(model.usage.rounds.map((r) => [r.n, r.text]));
+  const rounds = el('section', { class: 'rounds' }, el('h2', {}, 'Rounds'), ...(model.rounds.length ? model.rounds.map((r) => renderRound(r, tokens.get(r.n) ?? null)) : [el('p', { class: 'muted' }, 'No review round yet.')]));
   root.replaceChildren(header, task, timeline, rounds);
 }
 
@@ -109,13 +111,14 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1).replace(/_/g, ' ');
 }
 
-function renderRound(round: ReportRound): HTMLElement {
+function renderRound(round: ReportRound, tokens: string | null): HTMLElement {
   const [label, tone] = ROUND_LOOK[round.status] ?? [capitalize(round.status), 'neutral'];
   const head = el('div', { class: 'card-head' }, el('h3', {}, `Round ${round.n}`), pill(label, tone), el('span', { class: 'spacer' }), round.pinned ? button('Open Changes', { type: 'openChanges', round: round.n }) : '');
   const parts: Node[] = [head];
   if (round.status === 'stale') parts.push(el('p', { class: 'muted' }, 'The code changed during the review: its approvals were discarded.'));
   if (round.pinned) parts.push(el('p', { class: 'identity mono', title: `base ${round.identity.base}\nhead ${round.identity.head}\ntree ${round.identity.tree}` }, `base ${round.identity.base.slice(0, 12)} · head ${round.identity.head.slice(0, 12)} · tree ${round.identity.tree.slice(0, 12)}`));
   else parts.push(el('p', { class: 'identity muted' }, 'Reviewed what the worker reported: no snapshot.'));
+  if (tokens) parts.push(el('p', { class: 'identity', title: 'Tokens of this round: the creator\u2019s work it reviewed and its reviews, from the agents\u2019 own records' }, `Tokens: ${tokens}`));
   if (round.rebut) parts.push(el('div', { class: 'rebut' }, el('div', { class: 'rebut-title' }, 'Creator’s rebuttal'), markdown(round.rebut)));
   if (round.children.length) parts.push(el('p', { class: 'muted' }, `Delegated jobs: ${round.children.map((c) => `${c.id} (${c.session}) ${c.state}`).join(', ')}`));
   if (round.files.length) {

@@ -64,6 +64,8 @@ export interface ReportModel {
   };
   rounds: ReportRound[];
   jobs: ReportJob[];
+  /** Tokens the loop's jobs spent (agents' own stores), as lines ready to show; null where nothing was measured. */
+  usage: { total: string | null; rounds: Array<{ n: number; text: string | null }> };
   /** When the model was made: open bars on the timeline end here. */
   now: string;
 }

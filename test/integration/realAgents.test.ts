@@ -14,7 +14,9 @@ import type { SessionRow } from '../../src/core/store/sessionSchema';
 import type { SessionState } from '../../src/core/sessions/sessionStatus';
 import { mam, tempDir, until, type MamResult } from '../support/helpers';
 import { itNeeds } from '../support/needs';
-import { agentEnv, agentHome, agentsMissing, conversationFile as conversationFileOf, startModelServer, type ModelServer } from '../support/realAgents';
+import type { JobRecord } from '../../src/core/store/jobSchema';
+import { isMeasured, type JobUsage } from '../../src/core/store/jobUsageSchema';
+import { agentEnv, agentHome, agentsMissing, conversationFile as conversationFileOf, servedUsage, startModelServer, type ModelServer } from '../support/realAgents';
 
 const missing = agentsMissing();
 const JOB_ID = /j-\d{8}T\d{6}Z-[0-9a-f]{8}/;
@@ -134,6 +136,21 @@ describe('real agents: codex and claude CLIs end to end, in an ordinary checkout
       assert.equal(t.sessions()[0]!.conversation_id, running.conversation_id);
       const text = fs.readFileSync(file, 'utf8');
       assert.ok(text.includes(`MAM job ${first.id}`) && text.includes(`MAM job ${second.id}`), 'both jobs are in the one conversation');
+
+      // What each job cost, from the CLI's own store: exactly what the model server returned for
+      // the job's requests, the final message (written after `completed`) included.
+      for (const job of [first, second]) {
+        let usage: JobUsage | null | undefined;
+        await until(async () => {
+          usage = (JSON.parse(ok(await t.run(['job', 'status', job.id, '--json']), 'job status').stdout) as { job: JobRecord }).job.usage;
+          return usage?.final === true;
+        }, 30_000, `the usage of ${agent}'s job ${job.id} to be final`, 200);
+        assert.ok(isMeasured(usage), `${agent} records usage: ${JSON.stringify(usage)}`);
+        const want = servedUsage(server, job.id);
+        assert.ok(want.requests >= 3, 'the server answered the job');
+        assert.deepEqual({ input_tokens: usage.input_tokens, cached_input_tokens: usage.cached_input_tokens, output_tokens: usage.output_tokens, requests: usage.requests }, want);
+      }
+      assert.match(ok(await t.run(['job', 'status', first.id]), 'job status').stdout, /^tokens +[\d,]+ in \([\d,]+ cached\) · [\d,]+ out/m);
       assert.deepEqual(server.outbound().filter((h) => !/raw\.githubusercontent\.com/.test(h)), [], 'nothing but the model server was reached');
     });
   }

@@ -104,6 +104,18 @@ export interface ModelLogEntry {
   [key: string]: unknown;
 }
 
+/** One answer's usage, exactly as the server returned it. */
+export interface ModelUsageEntry {
+  at: string;
+  api: 'responses' | 'messages';
+  model: string | null;
+  /** The job whose turn the answer belongs to; null for a side request (a title, a probe). */
+  job: string | null;
+  /** The request offered tools (a turn of the conversation, not a side request). */
+  tools: boolean;
+  usage: Record<string, unknown>;
+}
+
 export interface ModelServer {
   port: number;
   /** http://127.0.0.1:PORT (codex gets `${url}/v1`). */
@@ -112,6 +124,8 @@ export interface ModelServer {
   log: string;
   /** The log so far. */
   entries(): ModelLogEntry[];
+  /** The usage it returned, one entry per answer (MAM_MODEL_USAGE_LOG). */
+  usage(): ModelUsageEntry[];
   /** Connections a CLI tried to open beyond this server (HTTPS_PROXY points here): host:port each. */
   outbound(): string[];
   stop(): Promise<void>;
@@ -122,8 +136,9 @@ export async function startModelServer(config: ModelServerConfig = {}, options: 
   const dir = tempDir('model-server');
   const configFile = path.join(dir, 'config.json');
   const log = path.join(dir, 'requests.jsonl');
+  const usageLog = path.join(dir, 'usage.jsonl');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const child = spawn(process.execPath, [MODEL_SERVER, '--config', configFile, '--log', log], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MODEL_SERVER, '--config', configFile, '--log', log], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MAM_MODEL_USAGE_LOG: usageLog } });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     let err = '';
@@ -154,6 +169,7 @@ export async function startModelServer(config: ModelServerConfig = {}, options: 
     url: `http://127.0.0.1:${port}`,
     log,
     entries,
+    usage: () => (fs.existsSync(usageLog) ? fs.readFileSync(usageLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ModelUsageEntry) : []),
     outbound: () => entries().filter((e) => e.method === 'CONNECT' || /^https?:\/\//.test(e.path ?? '')).map((e) => e.path ?? ''),
     stop: () => stopChild(child),
   };
@@ -319,4 +335,26 @@ function unique<T>(items: T[]): T[] {
 function writeFile(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
+}
+
+/**
+ * What the model server returned for a job's requests, counted as MAM counts usage (docs/usage.md):
+ * input includes cached tokens and cache writes, output includes reasoning.
+ */
+export function servedUsage(server: ModelServer, jobId: string): { input_tokens: number; cached_input_tokens: number; output_tokens: number; requests: number } {
+  const sum = { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, requests: 0 };
+  const n = (v: unknown): number => (typeof v === 'number' ? v : 0);
+  for (const e of server.usage().filter((x) => x.job === jobId)) {
+    const u = e.usage;
+    sum.requests++;
+    sum.output_tokens += n(u.output_tokens);
+    if (e.api === 'messages') {
+      sum.input_tokens += n(u.input_tokens) + n(u.cache_read_input_tokens) + n(u.cache_creation_input_tokens);
+      sum.cached_input_tokens += n(u.cache_read_input_tokens);
+    } else {
+      sum.input_tokens += n(u.input_tokens);
+      sum.cached_input_tokens += n((u.input_tokens_details as { cached_tokens?: number } | undefined)?.cached_tokens);
+    }
+  }
+  return sum;
 }

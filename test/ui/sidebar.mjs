@@ -53,8 +53,8 @@ const mam = (...args) => {
   if (r.status !== 0 && !args.includes('--allow-fail')) throw new Error(`mam ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return r;
 };
-const agent = (name, role, mode, extra = []) =>
-  mam('session', 'create', '--agent', 'claude', '--name', name, '--role', role, '--command', [process.execPath, FAKE, '--as', 'claude', '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' '));
+const agent = (name, role, mode, extra = [], cwd = ws) =>
+  mam('session', 'create', '--agent', 'claude', '--name', name, '--role', role, '--cwd', cwd, '--command', [process.execPath, FAKE, '--as', 'claude', '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' '));
 const run = (...args) => spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/run.mjs'), ...args], { stdio: 'inherit', cwd: ROOT }).status;
 
 let code = 1;
@@ -75,6 +75,21 @@ try {
   agent('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
   mam('loop', '--task', 'Validate the signup form input', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer');
   addHostileReport(ws);
+  // Two worktrees of the project: a branch whose loop passed, waiting in the merge queue, and another
+  // agent's uncommitted edit to the same lines — a conflict predicted before either of them merges.
+  const worktree = (branch) => {
+    const dir = path.join(base, branch);
+    execFileSync('git', ['worktree', 'add', '-q', '-b', branch, dir], { cwd: ws, env });
+    return dir;
+  };
+  const formTree = worktree('signup-form');
+  const apiTree = worktree('signup-api');
+  agent('form-creator', 'creator', 'creator', [], formTree);
+  agent('form-reviewer', 'reviewer', 'reviewer', [], formTree);
+  mam('loop', '--task', 'Add the signup form', '--creator', 'form-creator', '--reviewer', 'form-reviewer', '--worktree', formTree);
+  mam('merge', 'enqueue', formTree, '--validate', 'npm test');
+  fs.writeFileSync(path.join(apiTree, 'feature.txt'), 'the start\nthe signup API\n');
+  agent('api-1', 'creator', 'work', [], apiTree);
   // A task for a person: started and completed from its row in the Jobs tree, as its assignee does.
   const person = JSON.parse(mam('job', 'submit', '--session', 'human:dana', '--prompt', 'Proofread the changelog', '--no-wait', '--json').stdout);
 
@@ -82,9 +97,10 @@ try {
     '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'tester-1', '--expect', 'breaker-1', '--expect', 'docs-1',
     '--expect', 'Needs attention', '--expect', 'Running', '--expect', 'Failed and timed out', '--expect', 'Completed',
     '--expect', 'Review the payment retry logic', '--expect', 'Validate the signup form input', '--expect', 'Proofread the changelog',
+    '--expect', 'running · conflict', '--expect', 'signup-form',
     '--shot', path.join(OUT, 'sidebar.png'), '--status-shot', path.join(OUT, 'statusbar.png'),
     // The review report of that loop, with its timeline.
-    '--command', 'mam.openReport', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'), ...REPORT_CHECKS,
+    '--command', 'mam.openReport', '--pick', 'Validate the signup form input', '--webview-selector', '.timeline', '--webview-shot', path.join(OUT, 'report.png'), ...REPORT_CHECKS,
     '--row-action', 'Proofread the changelog::Start Task', '--row-action', 'Proofread the changelog::Complete Task::three typos fixed');
   if (code === 0) {
     const { job: done } = JSON.parse(mam('job', 'status', person.id, '--json').stdout);

@@ -15,8 +15,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['messaging'],
   ['worktree'],
   ['sessions'],
+  ['usage'],
   ['jobs'],
   ['loop', 'remote'],
+  ['overlap', 'merge'],
   ['init', 'demo'],
   ['.'],
 ];

@@ -16,6 +16,7 @@ function model(status: string, jobs: ReportJob[], nowS: number): ReportModel {
     title: 'Validate the signup form input',
     loop: { id: 'l-1', task: 'Validate the signup form input.', status, reason: null, creator: 'loop-creator', reviewers: ['loop-reviewer'], planner: null, checkout: '/repo', base: 'abc', created_at: at(0), updated_at: at(53) },
     rounds: [],
+    usage: { total: null, rounds: [] },
     jobs,
     now: at(nowS),
   };

@@ -1,10 +1,12 @@
 import type { Command } from '../command';
 import { brokerCommands } from './broker';
+import { conflictsCommand } from './conflicts';
 import { demoCommand } from './demo';
 import { doctorCommand } from './doctor';
 import { initCommand } from './init';
 import { jobCommands } from './job';
 import { loopCommands } from './loop';
+import { mergeCommands } from './merge';
 import { monitorCommand } from './monitor';
 import { orchestratorCommands } from './orchestrator';
 import { remoteCommands } from './remote';
@@ -22,9 +24,10 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'job', summary: 'delegated jobs: submit, cancel, verify, list, status, logs' },
   { name: 'loop', summary: 'the review loop: mam loop --task … --creator S --reviewer A,B; status, list, resume, cancel' },
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
+  { name: 'merge', summary: 'the local merge queue: enqueue, status, run, remove' },
   { name: 'orchestrator', summary: "register the orchestrator's own conversation" },
   { name: 'broker', summary: 'the embedded MQTT broker: start, stop, status' },
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, doctorCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...mergeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, conflictsCommand, doctorCommand, demoCommand];

@@ -2,6 +2,9 @@ import { printable } from '../../core/base/ids';
 import { UsageError } from '../../core/base/errors';
 import { JOB_STATES } from '../../core/store/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
+import { settleUsage } from '../../core/jobs/jobUsage';
+import { formatUsage } from '../../core/usage/format';
+import { workspacePrices } from '../../core/usage/prices';
 import { defineCommand, JSON_OPTION, type Command } from '../command';
 import { isOneOf } from '../args';
 import { dash, since, table } from '../output';
@@ -24,7 +27,8 @@ const list = defineCommand({
     const session = ctx.args.options.session;
     const { jobs, unreadable } = ctx.controlPlane().jobs.list();
     for (const u of unreadable) ctx.logger.warn(`skipped .mam/jobs/${u.file}: ${u.why}`);
-    const shown = jobs.filter((j) => (state === undefined || j.state === state) && (session === undefined || sessionName(j.session) === session));
+    // What a job spent may still be settling (docs/usage.md): read it again before showing it.
+    const shown = await settleUsage(ctx.jobs(), jobs.filter((j) => (state === undefined || j.state === state) && (session === undefined || sessionName(j.session) === session)));
     if (ctx.args.options.json) {
       ctx.json(shown);
       return 0;
@@ -56,7 +60,7 @@ const status = defineCommand({
   async run(ctx) {
     const id = jobIdArg(ctx, 'status');
     const cp = ctx.controlPlane();
-    const job = cp.jobs.require(id);
+    const job = (await settleUsage(ctx.jobs(), [cp.jobs.require(id)]))[0]!;
     const audit = cp.audit.readEntries(id);
     if (ctx.args.options.json) {
       ctx.json({ job, status: cp.audit.readStatus(id) ?? null, events: audit.entries.filter((e) => e.type === 'event').length });
@@ -80,6 +84,7 @@ const status = defineCommand({
       ['brief', job.brief],
       ['report', job.report],
       ['events', audit.entries.filter((e) => e.type === 'event').length],
+      ['tokens', formatUsage(job.usage, workspacePrices(cp.paths, (m) => ctx.logger.warn(m))) ?? null],
       ...(job.late_events?.length ? [['late', job.late_events.map((l) => `${l.event} (seq ${l.seq}) at ${l.at}`).join('; ')] as [string, unknown]] : []),
     ];
     for (const [k, v] of rows) ctx.out(`${k.padEnd(10)}  ${dash(v)}`);

@@ -3,6 +3,10 @@ import { LoopRunner } from '../../core/loop/loopRunner';
 import { cancelLoop } from '../../core/loop/loopCancel';
 import { LoopStore, type LoopState } from '../../core/loop/loopState';
 import { isPinned } from '../../core/loop/snapshot';
+import { loopUsage } from '../../core/loop/reports';
+import { settleUsage } from '../../core/jobs/jobUsage';
+import { formatUsage } from '../../core/usage/format';
+import { workspacePrices } from '../../core/usage/prices';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 
@@ -86,20 +90,30 @@ const status = defineCommand({
     const id = ctx.args.positionals[0];
     const loop = id ? store.get(id) : store.list()[0];
     if (!loop) throw new UsageError(id ? `unknown loop '${id}'` : 'no loops in this workspace');
+    // What its jobs spent (docs/usage.md), read again where it may still be settling.
+    const cp = ctx.controlPlane();
+    const jobs = new Map((await settleUsage(ctx.jobs(), loop.steps.flatMap((st) => cp.jobs.get(st.job_id) ?? []))).map((j) => [j.id, j]));
+    const usage = loopUsage(loop, (jobId) => jobs.get(jobId));
     if (ctx.args.options.json) {
-      ctx.json(loop);
+      ctx.json({ ...loop, usage });
       return 0;
     }
+    const prices = workspacePrices(cp.paths, (m) => ctx.logger.warn(m));
+    const tokens = (u: Parameters<typeof formatUsage>[0]): string => formatUsage(u, prices) ?? 'not recorded';
     ctx.out(`loop ${loop.id}: ${loop.status}${loop.reason ? ` (${loop.reason})` : ''}`);
     ctx.out(`task: ${loop.task.split('\n')[0]}`);
     ctx.out(`creator ${loop.creator}, reviewers ${loop.reviewers.join(', ')}${loop.planner ? `, planner ${loop.planner}` : ''}; checkout ${loop.checkout}`);
     ctx.out(`reports: ${loop.reports_dir ?? ctx.controlPlane().paths.reportsDir}`);
+    if (usage.planning) ctx.out(`planning tokens: ${tokens(usage.planning)}`);
     for (const r of loop.rounds) {
       const what = isPinned(r.identity) ? `base ${r.identity.base.slice(0, 12)} head ${r.identity.head.slice(0, 12)} tree ${r.identity.tree.slice(0, 12)}` : `what ${loop.creator} reported (job ${loop.job?.id ?? '?'})`;
       ctx.out(`round ${r.n} (${r.status}): ${what}`);
       for (const v of r.reviews) ctx.out(`  ${v.reviewer}: ${v.verdict ?? '…'} (job ${v.job_id})${v.report ? ` → ${v.report}` : ''}`);
       if (r.rebut) ctx.out(`  rebuttal: ${r.rebut}`);
+      const spent = usage.rounds.find((u) => u.n === r.n);
+      if (spent) ctx.out(`  tokens: ${tokens(spent.usage)}`);
     }
+    ctx.out(`tokens in total: ${tokens(usage.total)}`);
     return 0;
   },
 });

@@ -5,6 +5,7 @@ import { isTerminal } from '../../core/store/jobSchema';
 import { acquire } from '../../core/store/lock';
 import { defineCommand, type CommandContext } from '../command';
 import { repeatUntilSignal } from '../repeat';
+import { watchConflicts } from './conflicts';
 
 /**
  * `mam monitor`: what the extension does in the background, headless. Repairs session drift,
@@ -37,14 +38,24 @@ export const monitorCommand = defineCommand({
       if (late) ctx.out(`job ${job.id}: late ${payload.event} (seq ${payload.seq}) after it ended ${job.state}`);
     });
     if (ctx.args.options['until-idle']) return watchUntilIdle(ctx);
+    // Overlaps between sessions' checkouts, looked at again after each job event and each pass.
+    const overlaps = watchConflicts(ctx, ctx.args.options.once ? 0 : undefined);
+    engine.ledger.onDidChangeJob(() => overlaps.schedule());
     await engine.connect();
     const supervisor = engine.supervise('orphans');
     if (ctx.args.options.once) {
       print(await reconcile(ctx.sessions(), registry));
       await supervisor.enforceDue();
+      overlaps.schedule();
+      await overlaps.whenIdle();
+      overlaps.dispose();
       return 0;
     }
-    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => print(await reconcile(ctx.sessions(), registry)), gone);
+    await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => {
+      print(await reconcile(ctx.sessions(), registry));
+      overlaps.schedule();
+    }, gone);
+    overlaps.dispose();
     return 0;
   },
 });

@@ -14,6 +14,12 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** Lets the process exit while `handle` (a timer of systemClock) waits; other clocks' handles pass through. */
+export function unrefTimer(handle: unknown): unknown {
+  (handle as { unref?: () => void } | undefined)?.unref?.();
+  return handle;
+}
+
 /** Resolves after `ms` of the clock's time. */
 export function sleepOn(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimeout(resolve, ms));

@@ -11,6 +11,7 @@ import type { MuxFactory } from '../mux';
 import type { SessionService } from '../sessions/sessionService';
 import { JobBus } from './jobBus';
 import { JobLedger } from './jobLedger';
+import { watchUsage } from './jobUsage';
 import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
 
@@ -43,6 +44,7 @@ export class JobEngine extends DisposableBase {
   constructor(readonly deps: JobEngineDeps) {
     super();
     this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger));
+    this._register(watchUsage(this));
     this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);
   }
 

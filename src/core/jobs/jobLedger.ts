@@ -100,6 +100,19 @@ export class JobLedger extends DisposableBase {
     return (await this.afterChange(change))!;
   }
 
+  /** `patch` only if `when` still holds under the lock (a reading of usage must not replace a newer one); undefined when nothing was done. */
+  async patchIf(jobId: string, fields: Partial<JobRecord>, when: (job: JobRecord) => boolean): Promise<JobRecord | undefined> {
+    let change: JobChange | undefined;
+    await this.controlPlane.jobs.withJobLock(jobId, () => {
+      const job = this.controlPlane.jobs.require(jobId);
+      if (!when(job)) return;
+      const next = { ...job, ...fields, updated_at: new Date().toISOString() };
+      this.write(next, []);
+      change = { job: next, previous: job.state, patched: true };
+    });
+    return this.afterChange(change);
+  }
+
   /**
    * Applies one event: signature, then seq, then the audit log, then the lifecycle table's effect.
    * Only a seq above the highest seen is accepted (SPEC §6: a lower one is a replay or out of
@@ -150,7 +163,9 @@ export class JobLedger extends DisposableBase {
         ...(payload.detail !== null && !effect.late ? { detail: payload.detail } : {}),
         ...(reportPath && !effect.late ? { report: reportPath } : {}),
         ...(effect.alive ? { last_event_at: now } : {}),
-        ...(effect.late ? {} : { last_event: payload.event }),
+        // A heartbeat is liveness from its own process, not news from the agent: an agent waiting for
+        // permission still waits while its heartbeats go on.
+        ...(effect.late || payload.event === 'heartbeat' ? {} : { last_event: payload.event }),
         ...(payload.event === 'started' && !job.started_at ? { started_at: now } : {}),
         ...(payload.heartbeat !== undefined && job.timers ? { heartbeat_reported_s: payload.heartbeat } : {}),
       };

@@ -2,6 +2,7 @@ import { waitForEvent } from '../base/emitter';
 import { DeliveryError } from '../mux/inject';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { injectedLine } from './brief';
+import { recordUsage } from './jobUsage';
 import type { JobEngine } from './jobEngine';
 import type { Delivery, JobTarget } from './jobTarget';
 import { REASONS } from './lifecycle';
@@ -13,7 +14,8 @@ export const localTarget: JobTarget = {
   deliver: (engine, { job, ownerToken, address }) => deliverJob(engine, { id: job.id, ownerToken, briefPath: job.brief!, target: address }),
   // The ledger frees the session; the agent finishes its turn and its late events are kept.
   cancel: async () => undefined,
-  afterEnd: async () => undefined,
+  // What the job spent, as far as the agent's store shows it now (jobUsage.ts settles the rest).
+  afterEnd: async (engine, job) => void (await recordUsage(engine, job)),
 };
 
 /**

@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { systemClock, type Clock } from '../base/clock';
+import { systemClock, unrefTimer, type Clock } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../store/controlPlane';
@@ -55,7 +55,7 @@ export class JobSupervisor extends DisposableBase {
   /** Pane checks run one after another, never two at once: the next is armed when one ends. */
   private armPaneCheck(): void {
     if (this.isDisposed) return;
-    this.paneTimer = unref(this.clock.setTimeout(() => void this.checkPanes().finally(() => this.armPaneCheck()), this.options.paneCheckMs ?? 1000));
+    this.paneTimer = unrefTimer(this.clock.setTimeout(() => void this.checkPanes().finally(() => this.armPaneCheck()), this.options.paneCheckMs ?? 1000));
   }
 
   /** Looks at every open job on disk and takes on those in scope. */
@@ -83,7 +83,7 @@ export class JobSupervisor extends DisposableBase {
     if (isTerminal(job.state) || !this.mayWatch(job)) return;
     const next = at ?? nextDeadline(job)?.at;
     if (next === undefined) return;
-    this.timers.set(job.id, unref(this.clock.setTimeout(() => void this.expire(job.id), Math.max(0, next - this.clock.now()))));
+    this.timers.set(job.id, unrefTimer(this.clock.setTimeout(() => void this.expire(job.id), Math.max(0, next - this.clock.now()))));
   }
 
   /** Jobs this supervisor keeps on its clock: its own, or (orphans) any job of this host. */
@@ -178,12 +178,6 @@ export class JobSupervisor extends DisposableBase {
       }
     }
   }
-}
-
-/** A real timer must not keep the process alive for a job's sake; a fake one has no `unref`. */
-function unref(handle: unknown): unknown {
-  (handle as { unref?: () => void } | undefined)?.unref?.();
-  return handle;
 }
 
 /** How long an orphan watcher waits before looking again at a job whose submitter is alive past its deadline. */

@@ -3,7 +3,9 @@ import * as path from 'node:path';
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
 import { writeFileAtomic } from '../store/atomicFile';
-import type { LoopRound, LoopState } from './loopState';
+import type { JobRecord } from '../store/jobSchema';
+import { sumUsage, type UsageSum } from '../usage/sum';
+import type { LoopRound, LoopState, LoopStep } from './loopState';
 
 /**
  * Where a passing loop keeps its reports: `dir` (relative to `baseDir`) as an absolute path, which
@@ -49,4 +51,29 @@ export function promoteReports(dir: string, state: LoopState, round: LoopRound):
     writeFileAtomic(path.join(folder, `report-${review.job_id}.identity.json`), `${JSON.stringify(identity, null, 2)}\n`);
     review.report = report;
   }
+}
+
+/** What a loop's jobs spent: per round (the creator's work that led into it, and its reviews), and in total. */
+export interface LoopUsage {
+  /** Planning, challenge and revision jobs, before the first round; absent when there were none. */
+  planning?: UsageSum;
+  rounds: Array<{ n: number; usage: UsageSum }>;
+  total: UsageSum;
+}
+
+/**
+ * The loop's usage from its jobs' records (`jobOf` reads one). Round n holds its reviews and the
+ * creator's job that made what they reviewed: the implementation for round 1, the fix (or
+ * rebuttal) for later rounds.
+ */
+export function loopUsage(state: LoopState, jobOf: (id: string) => JobRecord | undefined): LoopUsage {
+  const byRound = new Map<number | null, LoopStep[]>();
+  for (const step of state.steps) {
+    const n = step.round ?? (step.kind === 'implement' ? 1 : null);
+    byRound.set(n, [...(byRound.get(n) ?? []), step]);
+  }
+  const usageOf = (steps: readonly LoopStep[]): UsageSum => sumUsage(steps.map((s) => jobOf(s.job_id)?.usage));
+  const planning = byRound.get(null);
+  const rounds = [...byRound.keys()].filter((n): n is number => n !== null).sort((a, b) => a - b).map((n) => ({ n, usage: usageOf(byRound.get(n)!) }));
+  return { ...(planning ? { planning: usageOf(planning) } : {}), rounds, total: usageOf(state.steps) };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -70,18 +71,51 @@ export const MAM_OWN_FILES = [':(exclude,glob)[.]mam/**', ':(exclude,glob)[.]mam
  */
 export async function snapshotIdentity(checkout: string, base: string, keepAs?: string): Promise<SnapshotIdentity> {
   const head = (await git(checkout, ['rev-parse', 'HEAD'])).trim();
+  const tree = await worktreeTree(checkout);
+  if (keepAs) {
+    const commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', `mam snapshot ${keepAs}`], { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost' })).trim();
+    await git(checkout, ['update-ref', `refs/mam/snapshots/${keepAs}`, commit]);
+  }
+  return { base, head, tree };
+}
+
+/**
+ * The tree of the working tree as it stands (see snapshotIdentity), written through a temporary
+ * index. By default that index starts from HEAD, so every changed file is hashed. `seedIndex`
+ * (the checkout's own index file) starts it from a copy of that index instead: its stat data lets
+ * `git add` hash only the files changed since git last looked, which is much faster in a big
+ * checkout; what is staged there then counts, as it would once written to disk anyway. The file
+ * itself is only read. A seed that is missing or that git cannot use falls back to HEAD.
+ */
+export async function worktreeTree(checkout: string, options: { seedIndex?: string; memo?: Map<string, string> } = {}): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-index-'));
   const index = path.join(dir, 'index');
-  try {
-    const env = { GIT_INDEX_FILE: index };
+  const env = { GIT_INDEX_FILE: index };
+  const fromHead = async (): Promise<void> => {
+    fs.rmSync(index, { force: true });
     await git(checkout, ['read-tree', 'HEAD'], env);
     await git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
-    const tree = (await git(checkout, ['write-tree'], env)).trim();
-    if (keepAs) {
-      const commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', `mam snapshot ${keepAs}`], { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost' })).trim();
-      await git(checkout, ['update-ref', `refs/mam/snapshots/${keepAs}`, commit]);
+  };
+  try {
+    let seeded = false;
+    if (options.seedIndex !== undefined) {
+      try {
+        fs.copyFileSync(options.seedIndex, index);
+        await git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
+        seeded = true;
+      } catch {
+        // No index yet (a fresh checkout), or one git cannot read from here (a split index): from HEAD.
+      }
     }
-    return { base, head, tree };
+    if (!seeded) await fromHead();
+    // `memo` (index digest → tree): an index byte for byte as before writes the same tree, so a
+    // caller that looks again and again (the overlap watcher) skips write-tree when nothing changed.
+    const digest = options.memo && createHash('sha256').update(fs.readFileSync(index)).digest('hex');
+    const known = digest === undefined ? undefined : options.memo!.get(digest);
+    if (known !== undefined) return known;
+    const tree = (await git(checkout, ['write-tree'], env)).trim();
+    if (digest !== undefined) options.memo!.set(digest, tree);
+    return tree;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -1,5 +1,6 @@
 import { ValidationError } from '../base/errors';
 import { JOB_ID_PATTERN, printable } from '../base/ids';
+import { validateJobUsage, type JobUsage } from './jobUsageSchema';
 
 export const JOB_STATES = ['registered', 'dispatched', 'started', 'completed', 'failed', 'timeout', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -117,6 +118,8 @@ export interface JobRecord {
   report?: string | null;
   /** When MAM ended the job itself (a timer, an undeliverable prompt): why, in a sentence. */
   why?: string | null;
+  /** What the job's conversation spent, from the agent's own store (docs/usage.md); absent in older records. */
+  usage?: JobUsage | null;
   [extra: string]: unknown;
 }
 
@@ -139,5 +142,6 @@ export function validateJobRecord(raw: unknown, where: string): JobRecord {
     if (typeof r[f] !== 'string' || !ISO_TIME.test(r[f] as string)) fail(f, 'must be an ISO-8601 UTC time');
   }
   if (!Number.isInteger(r.seq) || (r.seq as number) < 0) fail('seq', 'must be a non-negative integer');
+  validateJobUsage(r.usage, where);
   return r as JobRecord;
 }

@@ -68,6 +68,21 @@ export class ControlPlanePaths {
   get orchestratorsFile(): string {
     return path.join(this.dir, 'orchestrators.json');
   }
+  /** The local merge queue (src/core/merge): `queue.json`, a log per entry, scratch worktrees. */
+  get mergeDir(): string {
+    return path.join(this.dir, 'merge');
+  }
+  get mergeQueueFile(): string {
+    return path.join(this.mergeDir, 'queue.json');
+  }
+  mergeLog(entryId: string): string {
+    checkId(entryId);
+    return path.join(this.mergeDir, 'logs', `${entryId}.log`);
+  }
+  mergeScratch(entryId: string): string {
+    checkId(entryId);
+    return path.join(this.mergeDir, 'scratch', entryId);
+  }
   get locksDir(): string {
     return path.join(this.dir, 'locks');
   }

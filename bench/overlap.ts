@@ -1,0 +1,102 @@
+/**
+ * The overlap check for 10 worktrees × 200 changed files each (half committed on their branch, half
+ * uncommitted; neighbours share 50 files, some on the same lines), beside one `git diff --name-only`
+ * of one worktree. Goal: a whole recomputation ≤ 10× that one call.
+ * Run alone: `node -r esbuild-register bench/overlap.ts`.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { worktreeTree } from '../src/core/loop/snapshot';
+import { OverlapChecker } from '../src/core/overlap/overlapChecker';
+import { numberedLines, OverlapRepo } from '../test/support/overlapRepo';
+import { sessionRow } from '../test/support/rows';
+import { percentile, renderTable, timeCommand, type Row } from './stats';
+
+const WORKTREES = 10;
+const CHANGED = 200;
+const FILES = 3000;
+
+export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < FILES; i++) files[`src/m${Math.floor(i / 100)}/f${i}.ts`] = numberedLines(60, `f${i}`);
+  const repo = new OverlapRepo(path.join(root, 'overlap'), files);
+  const worktrees: string[] = [];
+  for (let w = 0; w < WORKTREES; w++) {
+    const dir = repo.addWorktree(`w${w}`);
+    worktrees.push(dir);
+    // Worktree w changes files [150w, 150w + 200): the last 50 are the next one's first 50.
+    for (let k = 0; k < CHANGED; k++) {
+      const i = 150 * w + k;
+      const file = `src/m${Math.floor(i / 100)}/f${i}.ts`;
+      // Shared files: the lower worktree edits line 10, the upper one line 10 (every 10th: a conflict) or line 40.
+      const line = k < 50 && w > 0 ? (k % 10 === 0 ? 10 : 40) : 10;
+      repo.editLine(dir, file, line, `changed by w${w}`);
+      if (k === CHANGED / 2 - 1) repo.git(dir, 'commit', '-q', '-am', `w${w}: first half`);
+    }
+  }
+  const rows = worktrees.map((cwd, w) => sessionRow(`s${w}`, { cwd }));
+
+  const reference = timeCommand('git', ['diff', '--name-only'], runs, { cwd: worktrees[0] });
+  const ref = percentile(reference, 50);
+
+  const timed = async (fn: () => Promise<unknown>): Promise<number> => {
+    const t = performance.now();
+    await fn();
+    return performance.now() - t;
+  };
+  const cold: number[] = [];
+  let pairs = 0;
+  let conflicts = 0;
+  for (let i = 0; i <= runs; i++) {
+    const checker = new OverlapChecker();
+    let n = 0;
+    const ms = await timed(async () => {
+      const report = await checker.check(rows);
+      pairs = report.pairs.length;
+      conflicts = report.pairs.filter((p) => p.kind === 'conflict').length;
+      n = report.checkouts.reduce((s, c) => s + c.files.length, 0);
+    });
+    if (n !== WORKTREES * CHANGED) throw new Error(`expected ${WORKTREES * CHANGED} changed files, saw ${n}`);
+    if (i > 0) cold.push(ms);
+  }
+  const warmChecker = new OverlapChecker();
+  await warmChecker.check(rows);
+  const warm: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `one more line ${i}\n`);
+    warm.push(await timed(() => warmChecker.check(rows)));
+  }
+  const seeded: number[] = [];
+  const fromHead: number[] = [];
+  const gitDir = repo.git(worktrees[0]!, 'rev-parse', '--absolute-git-dir');
+  for (let i = 0; i < runs; i++) {
+    seeded.push(await timed(() => worktreeTree(worktrees[0]!, { seedIndex: path.join(gitDir, 'index') })));
+    fromHead.push(await timed(() => worktreeTree(worktrees[0]!)));
+  }
+
+  const label = `${WORKTREES} worktrees × ${CHANGED} changed files, ${FILES} files in the repository; ${pairs} pairs, ${conflicts} conflicting`;
+  const row = (name: string, samples: number[], goal?: string): Row => ({
+    name, p50: percentile(samples, 50), p99: percentile(samples, 99), reference: 'one `git diff --name-only`', ratio: `${(percentile(samples, 50) / ref).toFixed(1)}×`, ...(goal ? { goal } : {}),
+  });
+  return [
+    { name: `raw \`git diff --name-only\`, one worktree of ${CHANGED} changed files (reference)`, p50: ref, p99: percentile(reference, 99) },
+    row(`overlap check, cold (a new checker): ${label}`, cold, '≤ 10×'),
+    row('overlap check, after one file of one worktree changed (the watcher\'s case: one checker kept)', warm, '≤ 10×'),
+    row('one worktree\'s snapshot tree, temp index seeded from a copy of its index', seeded),
+    row('one worktree\'s snapshot tree, temp index from `read-tree HEAD`', fromHead),
+  ];
+}
+
+if (require.main === module) {
+  void (async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-bench-overlap-'));
+    try {
+      const rows = await benchOverlap(root, Number(process.env.BENCH_RUNS ?? 30));
+      console.log(`Node ${process.versions.node}, ${os.cpus().length} cores\n`);
+      console.log(renderTable(rows));
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+    }
+  })();
+}

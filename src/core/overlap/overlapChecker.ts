@@ -1,0 +1,145 @@
+import * as os from 'node:os';
+import { printable } from '../base/ids';
+import type { SessionRow } from '../store/sessionSchema';
+import { ChangeReader } from './checkoutChanges';
+import { CheckoutLocator, repositoryHeads, type CheckoutLocation } from './checkouts';
+import { MergePredictor } from './mergePrediction';
+import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedSession } from './overlapReport';
+
+export interface OverlapCheckerOptions {
+  /** How many checkouts are read at once (default: the number of cores, at least 2). */
+  concurrency?: number;
+  now?: () => Date;
+}
+
+/**
+ * Computes the overlap report for the live sessions of a registry. Checkouts of one repository
+ * (same common git folder) are compared pairwise; a repository with one checkout in use has no
+ * pair and costs nothing. Each look costs per checkout one temporary-index snapshot (`git add`
+ * hashing only what changed since the checkout's own index, and `write-tree`), per repository
+ * one `git worktree list`, and, only for what changed since the last look, a diff, a snapshot
+ * commit, line ranges and one batched `git merge-tree`. Keep one checker for repeated looks.
+ */
+export class OverlapChecker {
+  private readonly locator = new CheckoutLocator();
+  private readonly changes = new ChangeReader();
+  private readonly merges = new MergePredictor();
+  private readonly concurrency: number;
+  private readonly now: () => Date;
+
+  constructor(options: OverlapCheckerOptions = {}) {
+    this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async check(rows: readonly SessionRow[]): Promise<OverlapReport> {
+    this.snapshotCommits.clear();
+    const located = await this.locator.locate(rows);
+    const skipped: SkippedSession[] = [...located.skipped];
+    const checkouts: CheckoutChanges[] = [];
+    const pairs: OverlapPair[] = [];
+    for (const [commonDir, byTop] of located.repositories) {
+      if (byTop.size < 2) continue;
+      const found = await this.readRepository(commonDir, [...byTop.values()], skipped);
+      checkouts.push(...found);
+      pairs.push(...(await this.comparePairs(found)));
+    }
+    this.changes.retain(checkouts);
+    this.merges.retain(new Set(this.snapshotCommits.values()));
+    checkouts.sort((x, y) => cmp(x.checkout, y.checkout));
+    pairs.sort((x, y) => cmp(x.a.checkout, y.a.checkout) || cmp(x.b.checkout, y.b.checkout));
+    skipped.sort((x, y) => cmp(x.session, y.session));
+    return { computed_at: this.now().toISOString(), checkouts, pairs, skipped };
+  }
+
+  /** Snapshot commits of this look, by checkout. */
+  private readonly snapshotCommits = new Map<string, string>();
+
+  private async readRepository(commonDir: string, found: ReadonlyArray<{ location: CheckoutLocation; sessions: string[] }>, skipped: SkippedSession[]): Promise<CheckoutChanges[]> {
+    const skip = (sessions: readonly string[], why: string): void => {
+      for (const session of sessions) skipped.push({ session, why });
+    };
+    let heads;
+    try {
+      heads = await repositoryHeads(found[0]!.location.toplevel, commonDir);
+    } catch (err) {
+      for (const f of found) skip(f.sessions, reason(err));
+      return [];
+    }
+    const out: CheckoutChanges[] = [];
+    await forEachLimited(found, this.concurrency, async ({ location, sessions }) => {
+      const known = heads.checkouts.get(location.toplevel);
+      if (!known?.head) return skip(sessions, known ? 'its checkout has no commits yet' : 'git does not list its checkout as a worktree of the repository');
+      try {
+        const tree = await this.changes.snapshot(location);
+        const base = await this.changes.base(location.toplevel, known.head, heads.mainline);
+        const files = await this.changes.files(location.toplevel, base, tree);
+        out.push({ sessions, checkout: location.toplevel, branch: known.branch, head: known.head, base, tree, files });
+      } catch (err) {
+        skip(sessions, reason(err));
+      }
+    });
+    return out;
+  }
+
+  /** Every pair of checkouts with changes on both sides: shared files, and the merge git predicts. */
+  private async comparePairs(checkouts: readonly CheckoutChanges[]): Promise<OverlapPair[]> {
+    const sorted = checkouts.filter((c) => c.files.length > 0).sort((x, y) => cmp(x.checkout, y.checkout));
+    if (sorted.length < 2) return [];
+    await forEachLimited(sorted, this.concurrency, async (c) => {
+      this.snapshotCommits.set(c.checkout, await this.merges.commit(c.checkout, c.tree, c.head));
+    });
+    const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
+    for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
+    const outcomes = await this.merges.predict(sorted[0]!.checkout, candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const));
+
+    const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
+    for (const [i, [a, b]] of candidates.entries()) {
+      const outcome = outcomes[i]!;
+      const inB = new Set(b.files);
+      const shared = a.files.filter((f) => inB.has(f));
+      const conflicts = new Set('conflicts' in outcome ? outcome.conflicts : []);
+      if (shared.length === 0 && conflicts.size === 0) continue;
+      pairs.push({ a, b, paths: [...new Set([...shared, ...conflicts])].sort(cmp), conflicts, ...('error' in outcome ? { error: outcome.error } : {}) });
+    }
+
+    // Line ranges only for files some pair holds, one diff per checkout.
+    const wanted = new Map<CheckoutChanges, Set<string>>();
+    for (const p of pairs) {
+      for (const side of [p.a, p.b]) {
+        const changed = new Set(side.files);
+        const set = wanted.get(side) ?? new Set();
+        for (const f of p.paths) if (changed.has(f)) set.add(f);
+        wanted.set(side, set);
+      }
+    }
+    const ranges = new Map<CheckoutChanges, Map<string, OverlapFile['a_lines']>>();
+    await forEachLimited([...wanted], this.concurrency, async ([c, files]) => {
+      ranges.set(c, files.size === 0 ? new Map() : await this.changes.lineRanges(c.checkout, c.base, c.tree, [...files]));
+    });
+    return pairs.map(({ a, b, paths, conflicts, error }) => ({
+      a: { sessions: a.sessions, checkout: a.checkout },
+      b: { sessions: b.sessions, checkout: b.checkout },
+      kind: conflicts.size > 0 ? 'conflict' : 'overlap',
+      files: paths.map((path) => ({ path, a_lines: ranges.get(a)?.get(path) ?? [], b_lines: ranges.get(b)?.get(path) ?? [], conflict: conflicts.has(path) })),
+      ...(error === undefined ? {} : { merge_error: printable(error) }),
+    }));
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function cmp(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function reason(err: unknown): string {
+  return printable(err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,60 @@
+import type { Logger } from './base/log';
+import type { JobEngine } from './jobs/jobEngine';
+import { enqueue, type EnqueueRequest } from './merge/enqueue';
+import { MergeLog } from './merge/mergeLog';
+import { MergeQueueStore, type MergeEntry, type MergeQueueReading } from './merge/mergeQueue';
+import { MergeRunner, removeEntry, type MergeRunResult } from './merge/mergeRunner';
+
+/**
+ * The merge queue of one workspace folder as the views use it: read (never throws), run and
+ * remove, the same core `mam merge` uses. `prepare` refuses actions in an untrusted workspace and
+ * starts the engine (the broker: a landing may give its creator a job).
+ */
+export class WorkspaceMergeQueue {
+  private readonly store: MergeQueueStore;
+  private readonly log: MergeLog;
+
+  constructor(
+    private readonly jobs: JobEngine,
+    private readonly repo: string,
+    private readonly logger: Logger,
+    private readonly prepare: (what: string) => Promise<void>,
+  ) {
+    this.store = new MergeQueueStore(jobs.deps.controlPlane.paths);
+    this.log = new MergeLog(jobs.deps.controlPlane.paths);
+  }
+
+  /** The queue file: watchers follow it. */
+  get file(): string {
+    return this.store.file;
+  }
+
+  reading(): MergeQueueReading {
+    return this.store.reading();
+  }
+
+  logFile(id: string): string {
+    return this.log.file(id);
+  }
+
+  logTail(id: string, lines: number): string[] {
+    return this.log.tail(id, lines);
+  }
+
+  /** Queues a branch (a worktree folder or a branch name) whose review loop passed. */
+  async enqueue(request: Omit<EnqueueRequest, 'baseDir'>): Promise<MergeEntry> {
+    await this.prepare('change the merge queue');
+    return enqueue(this.jobs.deps.controlPlane.paths, this.repo, { ...request, baseDir: this.repo });
+  }
+
+  /** Lands the runnable entries one at a time (one runner per workspace: a second is refused). */
+  async run(say?: (line: string) => void): Promise<MergeRunResult> {
+    await this.prepare('run the merge queue');
+    return new MergeRunner({ engine: this.jobs, logger: this.logger, repo: this.repo, ...(say ? { say } : {}) }).run();
+  }
+
+  async remove(id: string): Promise<MergeEntry> {
+    await this.prepare('change the merge queue');
+    return removeEntry(this.jobs, this.repo, id);
+  }
+}

@@ -1,0 +1,117 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { OverlapChecker } from '../../src/core/overlap/overlapChecker';
+import type { OverlapReport } from '../../src/core/overlap/overlapReport';
+import type { SessionRow } from '../../src/core/store/sessionSchema';
+import { controlPlane, mam, tempDir } from '../support/helpers';
+import { numberedLines, OverlapRepo } from '../support/overlapRepo';
+import { sessionRow } from '../support/rows';
+
+const APP = 'src/app.ts';
+
+describe('overlap warnings (real git worktrees)', () => {
+  let repo: OverlapRepo;
+  let a: string;
+  let b: string;
+
+  beforeEach(() => {
+    repo = new OverlapRepo(tempDir('overlap'), { [APP]: numberedLines(200), 'src/util.ts': numberedLines(20, 'util'), 'README.md': 'hello\n' });
+    a = repo.addWorktree('alice');
+    b = repo.addWorktree('bob');
+  });
+
+  const check = (rows: SessionRow[]): Promise<OverlapReport> => new OverlapChecker().check(rows);
+  const two = (): SessionRow[] => [sessionRow('alice', { cwd: a }), sessionRow('bob', { cwd: b })];
+
+  it('predicts a conflict between two uncommitted edits of the same lines, with the lines', async () => {
+    repo.editLine(a, APP, 5, 'return a + b;');
+    repo.editLine(b, APP, 5, 'return a - b;');
+    const report = await check(two());
+    assert.equal(report.pairs.length, 1, JSON.stringify(report));
+    const [pair] = report.pairs;
+    assert.deepEqual({ a: pair!.a, b: pair!.b, kind: pair!.kind }, { a: { sessions: ['alice'], checkout: a }, b: { sessions: ['bob'], checkout: b }, kind: 'conflict' });
+    assert.deepEqual(pair!.files, [{ path: APP, a_lines: [[5, 5]], b_lines: [[5, 5]], conflict: true }]);
+    assert.deepEqual(report.checkouts.map((c) => [c.sessions, c.branch, c.files]), [[['alice'], 'alice', [APP]], [['bob'], 'bob', [APP]]]);
+    assert.deepEqual(report.skipped, []);
+  });
+
+  it('says nothing about two checkouts editing different files (one of them new and untracked)', async () => {
+    repo.editLine(a, APP, 5, 'changed by alice');
+    repo.editLine(b, 'src/util.ts', 5, 'changed by bob');
+    repo.write(b, 'src/new.ts', 'new\n');
+    const report = await check(two());
+    assert.deepEqual(report.pairs, []);
+    assert.deepEqual(report.checkouts.map((c) => c.files), [[APP], ['src/new.ts', 'src/util.ts']], 'both checkouts were read, untracked file included');
+  });
+
+  it('reports an overlap without a conflict when the same file changes far apart', async () => {
+    repo.editLine(a, APP, 10, 'alice was here');
+    repo.editLine(b, APP, 150, 'bob was here');
+    fs.appendFileSync(path.join(b, APP), 'one more\ntwo more\n');
+    const report = await check(two());
+    assert.equal(report.pairs.length, 1);
+    assert.equal(report.pairs[0]!.kind, 'overlap');
+    assert.deepEqual(report.pairs[0]!.files, [{ path: APP, a_lines: [[10, 10]], b_lines: [[150, 150], [200, 200]], conflict: false }]);
+  });
+
+  it('counts commits on the branch since it left main, staged changes, and a session in the main checkout', async () => {
+    repo.editLine(a, APP, 20, 'alice committed this');
+    repo.git(a, 'commit', '-q', '-am', 'alice');
+    repo.editLine(repo.main, APP, 20, 'main, uncommitted, staged');
+    repo.git(repo.main, 'add', APP);
+    const report = await check([sessionRow('alice', { cwd: a }), sessionRow('lead', { cwd: repo.main })]);
+    assert.deepEqual(report.pairs.map((p) => [p.a.sessions, p.b.sessions, p.kind, p.files.map((f) => [f.path, f.a_lines, f.b_lines])]), [[['lead'], ['alice'], 'conflict', [[APP, [[20, 20]], [[20, 20]]]]]]);
+  });
+
+  it('leaves every checkout as it was: index bytes, status, HEAD and refs', async () => {
+    repo.editLine(a, APP, 5, 'alice');
+    repo.git(a, 'add', APP);
+    repo.editLine(a, APP, 6, 'alice, unstaged');
+    repo.write(a, 'untracked.txt', 'u\n');
+    repo.editLine(b, APP, 5, 'bob');
+    const state = (dir: string) => ({
+      status: repo.git(dir, 'status', '--porcelain=v1', '-uall'),
+      index: fs.readFileSync(repo.git(dir, 'rev-parse', '--path-format=absolute', '--git-path', 'index')).toString('base64'),
+      head: repo.git(dir, 'rev-parse', 'HEAD'),
+      refs: repo.git(dir, 'for-each-ref'),
+      stash: repo.git(dir, 'stash', 'list'),
+    });
+    const before = [a, b, repo.main].map(state);
+    const report = await check(two());
+    assert.equal(report.pairs[0]?.kind, 'conflict', 'the check ran');
+    assert.deepEqual([a, b, repo.main].map(state), before);
+  });
+
+  it('never pairs sessions sharing a checkout; skips folders outside git silently and stopped sessions', async () => {
+    repo.editLine(a, APP, 5, 'alice');
+    repo.editLine(b, APP, 5, 'bob');
+    fs.mkdirSync(path.join(a, 'src/deep'), { recursive: true });
+    const rows = [
+      sessionRow('alice', { cwd: a }),
+      sessionRow('carol', { cwd: path.join(a, 'src/deep'), status: 'starting' }),
+      sessionRow('bob', { cwd: b }),
+      sessionRow('dave', { cwd: b, status: 'stopped' }),
+      sessionRow('outside', { cwd: tempDir('plain') }),
+    ];
+    const report = await check(rows);
+    assert.deepEqual(report.pairs.map((p) => [p.a.sessions, p.b.sessions]), [[['alice', 'carol'], ['bob']]]);
+    assert.deepEqual(report.skipped, []);
+  });
+
+  it('mam conflicts prints the pairs, and --json the report (through dist/cli.js)', async () => {
+    const ws = repo.main;
+    await controlPlane(ws).sessions.mutate((tx) => two().forEach((r) => tx.insert(r)));
+    const none = await mam(['conflicts'], { cwd: ws });
+    assert.deepEqual([none.exitCode, none.stdout.trim()], [0, 'No overlaps between running sessions.'], none.stderr);
+
+    repo.editLine(a, APP, 5, 'alice');
+    repo.editLine(b, APP, 5, 'bob');
+    const json = await mam(['conflicts', '--json'], { cwd: ws });
+    assert.equal(json.exitCode, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as OverlapReport;
+    assert.deepEqual(report.pairs.map((p) => [p.a.sessions, p.b.sessions, p.kind, p.files]), [[['alice'], ['bob'], 'conflict', [{ path: APP, a_lines: [[5, 5]], b_lines: [[5, 5]], conflict: true }]]]);
+    const text = await mam(['conflicts'], { cwd: ws });
+    assert.match(text.stdout, /^CONFLICT in 1 of 1 file: alice \(.*wt-alice\) ↔ bob \(.*wt-bob\)\n  conflict  src\/app\.ts  \(alice lines 5, bob lines 5\)$/);
+  });
+});
