@@ -57,8 +57,9 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const loops = new LoopsTreeProvider(host);
   const mergeQueue = new MergeQueueTreeProvider(host);
   const mergeQueueView = vscode.window.createTreeView(Views.mergeQueue, { treeDataProvider: mergeQueue, showCollapseAll: true });
-  // A queue file that cannot be read is named in the view, not hidden.
-  mergeQueue.onDidChangeProblems((problems) => (mergeQueueView.message = problems.length > 0 ? problems.join('\n') : undefined));
+  const loopsView = vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true });
+  // A queue or loop file that cannot be read is named in its view, not hidden.
+  context.subscriptions.push(mergeQueue.problems.showIn(mergeQueueView), loops.problems.showIn(loopsView));
   const reports = new ReportPanels(host, context.extensionUri);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
@@ -86,7 +87,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     reports,
     gitignore,
     init,
-    vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true }),
+    loopsView,
     vscode.workspace.registerTextDocumentContentProvider(Schemes.snapshot, new SnapshotContentProvider(host)),
     ...registerLoopCommands(host, reports),
     registerDemoCommand(host, reports, context.extensionUri),

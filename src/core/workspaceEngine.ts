@@ -355,6 +355,11 @@ export class WorkspaceEngine extends DisposableBase {
     return this.sessions.muxOf(row).attachArgv(row.target);
   }
 
+  /** The loops, newest first, and the loop files that cannot be read, with why. */
+  loopListing(): ReturnType<LoopStore['listing']> {
+    return this.loopStore.listing();
+  }
+
   /** Every loop of the workspace, newest first. */
   listLoops(): LoopState[] {
     return this.loopStore.list();

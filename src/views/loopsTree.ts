@@ -7,6 +7,7 @@ import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
 import { codeSpan, markdownLines, markdownText } from './markdown';
+import { ViewProblems } from './viewProblems';
 
 export type LoopsNode =
   | { kind: 'loop'; folderIndex: number; loopId: string }
@@ -34,6 +35,8 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
   private readonly changed = this._register(new vscode.EventEmitter<LoopsNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly files = new Map<string, Promise<ChangedFile[]>>();
+  /** Loop files that cannot be read: the view's message names them. */
+  readonly problems = this._register(new ViewProblems());
 
   constructor(private readonly host: EngineHost) {
     super();
@@ -47,7 +50,16 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
 
   async getChildren(node?: LoopsNode): Promise<LoopsNode[]> {
     const engines = await this.host.ready();
-    if (!node) return engines.flatMap((fe) => fe.engine.listLoops().map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id })));
+    if (!node) {
+      const problems: string[] = [];
+      const nodes = engines.flatMap((fe) => {
+        const { loops, unreadable } = fe.engine.loopListing();
+        problems.push(...unreadable.map((u) => `${printable(u.file, 80)} in ${printable(fe.engine.controlPlane.paths.loopsDir, 200)} is not a loop: ${printable(u.why, 300)}`));
+        return loops.map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id }));
+      });
+      this.problems.update(problems);
+      return nodes;
+    }
     const loop = this.loop(node);
     if (!loop) return [];
     if (node.kind === 'loop') return [...loop.rounds].reverse().map((r) => ({ kind: 'round', folderIndex: node.folderIndex, loopId: node.loopId, round: r.n }));

@@ -5,6 +5,7 @@ import { DisposableBase } from '../core/base/disposable';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { codeSpan, markdownText } from './markdown';
+import { ViewProblems } from './viewProblems';
 
 export type MergeQueueNode =
   | { kind: 'entry'; folderIndex: number; entryId: string }
@@ -28,10 +29,8 @@ const LOOK: Record<MergeEntry['state'], [string, string | undefined]> = {
 export class MergeQueueTreeProvider extends DisposableBase implements vscode.TreeDataProvider<MergeQueueNode> {
   private readonly changed = this._register(new vscode.EventEmitter<MergeQueueNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
-  /** Set to the queue files that cannot be read (the view's message names them). */
-  problems: string[] = [];
-  private readonly problemsChanged = this._register(new vscode.EventEmitter<string[]>());
-  readonly onDidChangeProblems = this.problemsChanged.event;
+  /** Queue files that cannot be read: the view's message names them. */
+  readonly problems = this._register(new ViewProblems());
 
   constructor(private readonly host: EngineHost) {
     super();
@@ -56,10 +55,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
         if (problem) problems.push(problem);
         return entries.map((e): MergeQueueNode => ({ kind: 'entry', folderIndex: fe.folder.index, entryId: e.id }));
       });
-      if (problems.join('\n') !== this.problems.join('\n')) {
-        this.problems = problems;
-        this.problemsChanged.fire(problems);
-      }
+      this.problems.update(problems);
       return nodes;
     }
     if (node.kind !== 'entry') return [];

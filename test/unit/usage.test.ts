@@ -2,6 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreContext } from '../../src/core/agents/adapter';
+import { endedAsSent } from '../../src/core/jobs/jobUsage';
+import type { AuditEntry } from '../../src/core/store/auditLog';
 import { validateJobRecord } from '../../src/core/store/jobSchema';
 import { claudeConversationFile, readClaudeConversation } from '../../src/core/usage/claudeStore';
 import { readCodexRollout } from '../../src/core/usage/codexStore';
@@ -111,6 +113,19 @@ describe('usage: token sums from the agents\' real stores', () => {
       for (const job of [first, second]) assert.deepEqual(sumJobWindow(read(agent, file), job.id, ended(job)), sumJobWindow(read(agent, fileOf(agent)), job.id, ended(job)));
     });
   }
+
+  it('an ending event applied late (it waited in the outbox) still closes the window at the turn the agent ended', () => {
+    const last = JOBS.filter((j) => j.session === 'claude').at(-1)!;
+    const applied = new Date(ended(last) + 10 * 60_000).toISOString();
+    const entries: AuditEntry[] = [{ type: 'event', at: applied, event: 'completed', seq: 3, ts: last.finished_at }];
+    assert.equal(sumJobWindow(read('claude', CLAUDE), last.id, Date.parse(applied))!.closed, false, 'judged by when it was applied, the window never closes');
+    const sent = endedAsSent({ finished_at: applied }, entries);
+    assert.equal(sent, last.finished_at);
+    const sum = sumJobWindow(read('claude', CLAUDE), last.id, Date.parse(sent!))!;
+    assert.equal(sum.closed, true);
+    assert.equal(sum.requests, served(last.id).requests);
+    assert.equal(endedAsSent({ finished_at: applied }, []), applied, 'without the event in the log: when it was applied');
+  });
 
   it('a job whose line is not in the conversation has no window', () => {
     assert.equal(sumJobWindow(readClaudeConversation(CLAUDE), 'j-20990101T000000Z-00000000', null), undefined);

@@ -1,5 +1,6 @@
 import { systemClock, unrefTimer, type Clock } from '../base/clock';
 import { toDisposable, type Disposable } from '../base/disposable';
+import type { AuditEntry } from '../store/auditLog';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { isMeasured, type JobUsage } from '../store/jobUsageSchema';
 import { measureJobUsage } from '../usage/measure';
@@ -21,7 +22,7 @@ export async function recordUsage(engine: JobEngine, job: JobRecord, now = new D
     if (!row) return job;
     const previous = isMeasured(job.usage) ? job.usage.conversation_id : null;
     let usage = measureJobUsage({
-      agent: row.agent, ctx: sessions.storeContext(row), cwd: row.cwd, conversationId: previous ?? row.conversation_id, jobId: job.id, endedAt: job.finished_at, now,
+      agent: row.agent, ctx: sessions.storeContext(row), cwd: row.cwd, conversationId: previous ?? row.conversation_id, jobId: job.id, endedAt: endedAt(engine, job), now,
     });
     const old = job.finished_at ? now.getTime() - Date.parse(job.finished_at) > SETTLE_WITHIN_MS : false;
     if (old && !usage.final) usage = { ...usage, final: true };
@@ -31,6 +32,27 @@ export async function recordUsage(engine: JobEngine, job: JobRecord, now = new D
     return job;
   }
 }
+
+/**
+ * When the job ended as its agent's clock saw it: the time its ending event was sent (the event's
+ * `ts`, in the audit log), which the agent's store is written against. The record's `finished_at`
+ * is when this side applied the event — later, and much later when it waited in an outbox while the
+ * broker was down; the turn the agent ended then would not be taken for the job's last.
+ */
+function endedAt(engine: JobEngine, job: JobRecord): string | null {
+  return job.finished_at ? endedAsSent(job, engine.deps.controlPlane.audit.readEntries(job.id).entries) : null;
+}
+
+/** `endedAt` from the job's audit entries: the ending event's `ts`, unless missing or later than `finished_at`. */
+export function endedAsSent(job: Pick<JobRecord, 'finished_at'>, entries: readonly AuditEntry[]): string | null {
+  if (!job.finished_at) return null;
+  const ending = entries.find((e) => e.type === 'event' && TERMINAL_EVENTS.has(e.event) && typeof e.ts === 'string');
+  const sent = ending ? Date.parse(ending.ts as string) : NaN;
+  return Number.isNaN(sent) || sent > Date.parse(job.finished_at) ? job.finished_at : new Date(sent).toISOString();
+}
+
+/** The events an agent ends its job with. */
+const TERMINAL_EVENTS = new Set(['completed', 'error']);
 
 /** True when a job's usage may still change: it ended but its reading is missing (recently) or not final. */
 export function needsSettling(job: JobRecord, now = Date.now()): boolean {

@@ -242,4 +242,20 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     assert.equal(after.rounds[0]!.reviews[0]!.job_id, review, 'the review started before the crash is the one that counted');
     assert.equal(after.steps.filter((x) => x.key === 'implement').length, 1);
   });
+
+  it('names a loop file it cannot read in the Loops view, and still lists the others', async () => {
+    const file = path.join(engine().controlPlane.paths.loopsDir, 'l-20260101T000000Z-bad000.json');
+    const good = engine().listLoops().length;
+    fs.writeFileSync(file, '{"id": "l-20260101T000000Z-bad000"}\n');
+    try {
+      const nodes = (await api.loops.getChildren()) as LoopsNode[];
+      assert.equal(nodes.length, good, 'the readable loops are all listed');
+      assert.equal(api.loops.problems.current.length, 1);
+      assert.match(api.loops.problems.current[0]!, /^l-20260101T000000Z-bad000\.json in .* is not a loop: /);
+    } finally {
+      fs.rmSync(file);
+    }
+    await api.loops.getChildren();
+    assert.deepEqual(api.loops.problems.current, []);
+  });
 });

@@ -94,12 +94,12 @@ describe('the merge queue in VS Code: add from a passed loop, run, the view and 
     try {
       fs.writeFileSync(file, '{"version": 1, "entries": [{"id": 3}]}\n');
       await api.mergeQueue.getChildren();
-      assert.equal(api.mergeQueue.problems.length, 1);
-      assert.match(api.mergeQueue.problems[0]!, /queue\.json/);
+      assert.equal(api.mergeQueue.problems.current.length, 1);
+      assert.match(api.mergeQueue.problems.current[0]!, /queue\.json/);
     } finally {
       fs.writeFileSync(file, good);
     }
     await api.mergeQueue.getChildren();
-    assert.deepEqual(api.mergeQueue.problems, []);
+    assert.deepEqual(api.mergeQueue.problems.current, []);
   });
 });

@@ -72,6 +72,21 @@ describe('the review report: the model it draws, its timeline, its links, its se
     assert.deepEqual(model.rounds.map((r) => r.reviews.map((v) => v.verdict)), [['NOT PASS'], ['PASS']]);
   });
 
+  it('says what the loop spent, per round and in total, from the agents’ own records, money only as an estimate', async () => {
+    // Each agent writes its turn's last message after its `completed`: the readings settle once it has.
+    const model = await waitFor('every job of the loop measured', async () => {
+      const m = (await buildModel(api.host, 0, loopId))!;
+      return m.usage.total && !m.usage.total.includes('so far') ? m : undefined;
+    });
+    const loop = engine().loop(loopId)!;
+    const jobs = loop.steps.map((s) => engine().controlPlane.jobs.get(s.job_id)!);
+    const sum = (key: 'input_tokens' | 'output_tokens') => jobs.reduce((n, j) => n + (j.usage && 'input_tokens' in j.usage ? j.usage[key] : 0), 0);
+    const n = (v: number) => v.toLocaleString('en-US');
+    assert.ok(sum('input_tokens') > 0, 'the jobs record what their conversations spent');
+    assert.match(model.usage.total!, new RegExp(`^${n(sum('input_tokens'))} in \\(\\d[\\d,]* cached\\) · ${n(sum('output_tokens'))} out · ≈ (<\\$0\\.01|\\$\\d+\\.\\d\\d) \\(estimate\\)$`));
+    assert.deepEqual(model.usage.rounds.map((r) => [r.n, typeof r.text]), [[1, 'string'], [2, 'string']]);
+  });
+
   it('agent text reaches the page without control characters, newlines kept', async () => {
     const file = path.join(api.host.current[0]!.folder.uri.fsPath, '.mam', 'loops', `${loopId}.json`);
     const saved = fs.readFileSync(file, 'utf8');
