@@ -22,7 +22,7 @@ export class WorkspaceOverlaps extends DisposableBase {
   constructor(listSessions: () => Promise<SessionRow[]>, logger: Logger) {
     super();
     const checker = new OverlapChecker();
-    this.watcher = this._register(new OverlapWatcher({ check: async () => checker.check(await listSessions()) }));
+    this.watcher = this._register(new OverlapWatcher({ check: async () => checker.check(await listSessions()), owns: checker }));
     this.onDidChange = this.watcher.onDidChange;
     this.onNewConflict = this.watcher.onNewConflict;
     this._register(this.watcher.onDidFail((err) => logger.warn(`overlap check failed: ${errorMessage(err)}`)));

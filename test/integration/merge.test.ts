@@ -170,7 +170,7 @@ else console.log('all green');
       [['merge', 'enqueue', 'nope'], 64, /'nope' is neither a folder nor a branch/],
       [['merge', 'enqueue', outside], 64, /is not a worktree of the repository/],
       [['merge', 'enqueue', 'mam/a'], 64, /branch 'mam\/a' is in the queue already/],
-      [['merge', 'enqueue', 'lonely'], 2, /no review loop passed on branch 'lonely'/],
+      [['merge', 'enqueue', 'lonely'], 64, /no review loop passed on branch 'lonely'/],
       [['merge', 'enqueue', 'lonely', '--validate', 'npm "test'], 64, /unterminated "/],
       [['merge', 'enqueue', 'lonely', '--into', 'ghost'], 64, /--into: no branch 'ghost'/],
       [['merge', 'enqueue', 'lonely', '--into', 'lonely'], 64, /is the target branch itself/],

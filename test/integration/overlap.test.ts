@@ -112,6 +112,6 @@ describe('overlap warnings (real git worktrees)', () => {
     const report = JSON.parse(json.stdout) as OverlapReport;
     assert.deepEqual(report.pairs.map((p) => [p.a.sessions, p.b.sessions, p.kind, p.files]), [[['alice'], ['bob'], 'conflict', [{ path: APP, a_lines: [[5, 5]], b_lines: [[5, 5]], conflict: true }]]]);
     const text = await mam(['conflicts'], { cwd: ws });
-    assert.match(text.stdout, /^CONFLICT in 1 of 1 file: alice \(.*wt-alice\) ↔ bob \(.*wt-bob\)\n  conflict  src\/app\.ts  \(alice lines 5, bob lines 5\)$/);
+    assert.match(text.stdout, /^CONFLICT in 1 of 1 file: alice \(.*wt-alice\) ↔ bob \(.*wt-bob\)\n  conflict  src\/app\.ts  \(alice line 5, bob line 5\)$/);
   });
 });

@@ -27,7 +27,8 @@ export const conflictsCommand = defineCommand({
     '           skipped: [{session, why}]}',
   ].join('\n'),
   async run(ctx) {
-    const report = await new OverlapChecker().check(await ctx.controlPlane().sessions.list());
+    const checker = new OverlapChecker();
+    const report = await checker.check(await ctx.controlPlane().sessions.list()).finally(() => checker.dispose());
     if (ctx.args.options.json) {
       ctx.json(report);
       return 0;
@@ -52,7 +53,7 @@ export const conflictsCommand = defineCommand({
 export function watchConflicts(ctx: Pick<CommandContext, 'controlPlane' | 'workspace' | 'out' | 'logger'>, delayMs?: number): OverlapWatcher {
   const checker = new OverlapChecker();
   const registry = ctx.controlPlane().sessions;
-  const watcher = new OverlapWatcher({ check: async () => checker.check(await registry.list()), ...(delayMs === undefined ? {} : { delayMs }) });
+  const watcher = new OverlapWatcher({ check: async () => checker.check(await registry.list()), owns: checker, ...(delayMs === undefined ? {} : { delayMs }) });
   watcher.onNewConflict((pair) => ctx.out(pairLine(pair, ctx.workspace())));
   // And when one ends, so that whoever reads the log knows the earlier line no longer holds.
   let conflicting = new Map<string, OverlapPair>();
@@ -77,10 +78,11 @@ function side(s: PairSide): string {
   return s.sessions.join(',');
 }
 
-/** `lines 10-14,20`, or `-` when git gave no lines (a binary file; a file only the merge touches on this side). */
+/** `lines 10-14,20`, `line 3`, or `-` when git gave no lines (a binary file; a file only the merge touches on this side). */
 function ranges(lines: readonly LineRange[]): string {
   if (lines.length === 0) return '-';
-  return `lines ${lines.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',')}`;
+  const one = lines.length === 1 && lines[0]![0] === lines[0]![1];
+  return `line${one ? '' : 's'} ${lines.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',')}`;
 }
 
 function shortPath(p: string, workspace: string): string {

@@ -29,7 +29,7 @@ const enqueueCommand = defineCommand({
     '(mam loop --worktree DIR) whose head the branch still contains; a branch checked out nowhere',
     'needs a passed loop whose head is its tip. The queue lands that tree, or reviews the new one first.',
     '',
-    'Exit status: 0 queued; 2 no review loop passed on that branch; 64 bad input (nothing is queued).',
+    'Exit status: 0 queued; 64 no review loop passed on that branch, or bad input (nothing is queued).',
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;

@@ -54,7 +54,7 @@ export async function exec(file: string, args: readonly string[], options: ExecO
 }
 
 /** ENOENT from a spawn means the program, or the folder it was to run in, is missing: say which. */
-function notStarted(file: string, cwd: string | undefined): Error {
+export function notStarted(file: string, cwd: string | undefined): Error {
   if (!fs.existsSync(cwd ?? '.')) return new Error(`cannot run ${file}: its working folder ${cwd ?? '(the current one)'} is gone`);
   return new ProgramNotFoundError(file);
 }

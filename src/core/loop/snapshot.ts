@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -81,44 +80,48 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
 
 /**
  * The tree of the working tree as it stands (see snapshotIdentity), written through a temporary
- * index. By default that index starts from HEAD, so every changed file is hashed. `seedIndex`
- * (the checkout's own index file) starts it from a copy of that index instead: its stat data lets
- * `git add` hash only the files changed since git last looked, which is much faster in a big
- * checkout; what is staged there then counts, as it would once written to disk anyway. The file
- * itself is only read. A seed that is missing or that git cannot use falls back to HEAD.
+ * index that starts from HEAD (or from `seedIndex`: see stageWorktree).
  */
-export async function worktreeTree(checkout: string, options: { seedIndex?: string; memo?: Map<string, string> } = {}): Promise<string> {
+export async function worktreeTree(checkout: string, options: { seedIndex?: string } = {}): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-index-'));
-  const index = path.join(dir, 'index');
-  const env = { GIT_INDEX_FILE: index };
-  const fromHead = async (): Promise<void> => {
-    fs.rmSync(index, { force: true });
-    await git(checkout, ['read-tree', 'HEAD'], env);
-    await git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
-  };
   try {
-    let seeded = false;
-    if (options.seedIndex !== undefined) {
-      try {
-        fs.copyFileSync(options.seedIndex, index);
-        await git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
-        seeded = true;
-      } catch {
-        // No index yet (a fresh checkout), or one git cannot read from here (a split index): from HEAD.
-      }
-    }
-    if (!seeded) await fromHead();
-    // `memo` (index digest → tree): an index byte for byte as before writes the same tree, so a
-    // caller that looks again and again (the overlap watcher) skips write-tree when nothing changed.
-    const digest = options.memo && createHash('sha256').update(fs.readFileSync(index)).digest('hex');
-    const known = digest === undefined ? undefined : options.memo!.get(digest);
-    if (known !== undefined) return known;
-    const tree = (await git(checkout, ['write-tree'], env)).trim();
-    if (digest !== undefined) options.memo!.set(digest, tree);
-    return tree;
+    const index = path.join(dir, 'index');
+    await stageWorktree(checkout, index, { ...options, fresh: true });
+    return (await git(checkout, ['write-tree'], { GIT_INDEX_FILE: index })).trim();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Brings `index` — an index file the caller owns, never the checkout's own — to the working tree as
+ * it stands, MAM's own files left out; `git write-tree` with it as GIT_INDEX_FILE then gives the
+ * snapshot tree. `fresh` starts it anew: from HEAD, so every changed file is hashed, or from a copy
+ * of `seedIndex` (the checkout's own index file, only read), whose stat data lets `git add` hash
+ * only the files changed since git last looked — what is staged there then counts, as it would
+ * once written to disk anyway. A seed that is missing or that git cannot use falls back to HEAD.
+ * Without `fresh`, an existing `index` is brought up to date in place (git rewrites it only when
+ * something changed).
+ */
+export async function stageWorktree(checkout: string, index: string, options: { seedIndex?: string; fresh?: boolean } = {}): Promise<void> {
+  const env = { GIT_INDEX_FILE: index };
+  const addAll = (): Promise<string> => git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
+  if (!options.fresh && fs.existsSync(index)) {
+    await addAll();
+    return;
+  }
+  if (options.seedIndex !== undefined) {
+    try {
+      fs.copyFileSync(options.seedIndex, index);
+      await addAll();
+      return;
+    } catch {
+      // No index yet (a fresh checkout), or one git cannot read from here (a split index): from HEAD.
+    }
+  }
+  fs.rmSync(index, { force: true });
+  await git(checkout, ['read-tree', 'HEAD'], env);
+  await addAll();
 }
 
 /** The paths that differ between two trees (what changed under a review). */

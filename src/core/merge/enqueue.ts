@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MamError, UsageError } from '../base/errors';
+import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
 import { splitWords } from '../base/shellWords';
 import { LoopStore, type LoopState } from '../loop/loopState';
@@ -19,10 +19,10 @@ export interface EnqueueRequest {
   baseDir: string;
 }
 
-/** No review loop passed on that branch: nothing enters the queue. Exit 2. */
-export class NotReviewedError extends MamError {
+/** No review loop passed on that branch: nothing enters the queue. Bad input, exit 64 (2 means a job timed out). */
+export class NotReviewedError extends UsageError {
   constructor(message: string) {
-    super(message, 'not_reviewed', 2);
+    super(message, 'not_reviewed');
   }
 }
 

@@ -1,29 +1,26 @@
-import * as path from 'node:path';
-import { git, MAM_OWN_FILES, worktreeTree } from '../loop/snapshot';
+import type { Disposable } from '../base/disposable';
+import { git, MAM_OWN_FILES } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
 import { parseLineRanges } from './lineRanges';
 import type { LineRange } from './overlapReport';
+import { SnapshotIndexes } from './snapshotIndexes';
 
 const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
 
 /**
  * A checkout's changes against its base, with what does not change between two looks remembered
  * (merge-bases by HEAD, file lists and line ranges by base and tree). Nothing in the checkout
- * changes: the tree is written through a temporary index seeded from a copy of the checkout's own.
+ * changes: the tree is written through a temporary index of its own (snapshotIndexes.ts).
  */
-export class ChangeReader {
+export class ChangeReader implements Disposable {
   private readonly bases = new Map<string, string>();
   private readonly fileLists = new Map<string, string[]>();
   private readonly ranges = new Map<string, LineRange[]>();
-  /** Per checkout: temporary-index digest → tree (see worktreeTree). */
-  private readonly trees = new Map<string, Map<string, string>>();
+  private readonly indexes = new SnapshotIndexes();
 
   /** The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its index). */
   snapshot(location: CheckoutLocation): Promise<string> {
-    let memo = this.trees.get(location.toplevel);
-    if (memo === undefined) this.trees.set(location.toplevel, (memo = new Map()));
-    if (memo.size > 8) memo.clear(); // only the latest states are worth remembering
-    return worktreeTree(location.toplevel, { seedIndex: path.join(location.gitDir, 'index'), memo });
+    return this.indexes.tree(location);
   }
 
   /** The merge-base of `head` and the main line (`head` itself when they share no history). */
@@ -64,12 +61,16 @@ export class ChangeReader {
 
   /** Forgets what no current checkout uses, so a long-running watcher's memory stays bounded. */
   retain(live: ReadonlyArray<{ checkout: string; head: string; base: string; tree: string }>): void {
-    const checkouts = new Set(live.map((c) => c.checkout));
-    for (const k of this.trees.keys()) if (!checkouts.has(k)) this.trees.delete(k);
+    this.indexes.retain(new Set(live.map((c) => c.checkout)));
     const heads = new Set(live.map((c) => c.head));
     const pairs = new Set(live.map((c) => `${c.base} ${c.tree}`));
     for (const k of this.bases.keys()) if (!heads.has(k.split(' ')[0]!)) this.bases.delete(k);
     for (const k of this.fileLists.keys()) if (!pairs.has(k)) this.fileLists.delete(k);
     for (const k of this.ranges.keys()) if (!pairs.has(k.split(' ').slice(0, 2).join(' '))) this.ranges.delete(k);
+  }
+
+  /** Deletes the temporary indexes. */
+  dispose(): void {
+    this.indexes.dispose();
   }
 }

@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import type { Disposable } from '../base/disposable';
 import { printable } from '../base/ids';
 import type { SessionRow } from '../store/sessionSchema';
 import { ChangeReader } from './checkoutChanges';
@@ -15,12 +16,13 @@ export interface OverlapCheckerOptions {
 /**
  * Computes the overlap report for the live sessions of a registry. Checkouts of one repository
  * (same common git folder) are compared pairwise; a repository with one checkout in use has no
- * pair and costs nothing. Each look costs per checkout one temporary-index snapshot (`git add`
- * hashing only what changed since the checkout's own index, and `write-tree`), per repository
- * one `git worktree list`, and, only for what changed since the last look, a diff, a snapshot
- * commit, line ranges and one batched `git merge-tree`. Keep one checker for repeated looks.
+ * pair and costs nothing. Each look costs per checkout one `git add --all` into a temporary index
+ * the checker keeps (snapshotIndexes.ts), per repository one `git worktree list`, and, only for
+ * what changed since the last look, a `write-tree`, a diff, a snapshot commit, line ranges and one
+ * batched `git merge-tree`. Keep one checker for repeated looks, and dispose of it: that deletes
+ * its temporary indexes. Looks asked for at once run one after the other.
  */
-export class OverlapChecker {
+export class OverlapChecker implements Disposable {
   private readonly locator = new CheckoutLocator();
   private readonly changes = new ChangeReader();
   private readonly merges = new MergePredictor();
@@ -32,7 +34,19 @@ export class OverlapChecker {
     this.now = options.now ?? (() => new Date());
   }
 
-  async check(rows: readonly SessionRow[]): Promise<OverlapReport> {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  check(rows: readonly SessionRow[]): Promise<OverlapReport> {
+    const look = this.queue.then(() => this.look(rows));
+    this.queue = look.catch(() => undefined);
+    return look;
+  }
+
+  dispose(): void {
+    this.changes.dispose();
+  }
+
+  private async look(rows: readonly SessionRow[]): Promise<OverlapReport> {
     this.snapshotCommits.clear();
     const located = await this.locator.locate(rows);
     const skipped: SkippedSession[] = [...located.skipped];
@@ -74,6 +88,8 @@ export class OverlapChecker {
         const tree = await this.changes.snapshot(location);
         const base = await this.changes.base(location.toplevel, known.head, heads.mainline);
         const files = await this.changes.files(location.toplevel, base, tree);
+        // Its snapshot commit now, while other checkouts are still read: a pair needs it.
+        if (files.length > 0) this.snapshotCommits.set(location.toplevel, await this.merges.commit(location.toplevel, tree, known.head));
         out.push({ sessions, checkout: location.toplevel, branch: known.branch, head: known.head, base, tree, files });
       } catch (err) {
         skip(sessions, reason(err));
@@ -86,9 +102,6 @@ export class OverlapChecker {
   private async comparePairs(checkouts: readonly CheckoutChanges[]): Promise<OverlapPair[]> {
     const sorted = checkouts.filter((c) => c.files.length > 0).sort((x, y) => cmp(x.checkout, y.checkout));
     if (sorted.length < 2) return [];
-    await forEachLimited(sorted, this.concurrency, async (c) => {
-      this.snapshotCommits.set(c.checkout, await this.merges.commit(c.checkout, c.tree, c.head));
-    });
     const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const outcomes = await this.merges.predict(sorted[0]!.checkout, candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const));

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../base/clock';
-import { DisposableBase } from '../base/disposable';
+import { DisposableBase, type Disposable } from '../base/disposable';
 import { Emitter, type Event } from '../base/emitter';
 import { pairKey, type OverlapPair, type OverlapReport } from './overlapReport';
 
@@ -9,6 +9,8 @@ export interface OverlapWatcherOptions {
   clock?: Clock;
   /** How long requests gather before one look runs (default 1,000 ms). */
   delayMs?: number;
+  /** What `check` uses and the watcher's disposal ends: the OverlapChecker (its temporary indexes). */
+  owns?: Disposable;
 }
 
 /**
@@ -42,6 +44,7 @@ export class OverlapWatcher extends DisposableBase {
     super();
     this.clock = options.clock ?? systemClock;
     this.delayMs = options.delayMs ?? 1_000;
+    if (options.owns) this._register(options.owns);
     this._register({ dispose: () => this.cancelTimer() });
   }
 

@@ -1,0 +1,116 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { worktreeTree } from '../../src/core/loop/snapshot';
+import type { CheckoutLocation } from '../../src/core/overlap/checkouts';
+import { SnapshotIndexes } from '../../src/core/overlap/snapshotIndexes';
+import { tempDir } from '../support/helpers';
+import { numberedLines, OverlapRepo } from '../support/overlapRepo';
+
+/**
+ * The overlap checker keeps one temporary index per checkout between looks; each look's tree must
+ * be exactly the one-off snapshot's (worktreeTree seeded from the checkout's index, and from HEAD),
+ * whatever happened in between, and the checkout's own index must never change.
+ */
+describe('overlap snapshot indexes (kept between looks)', () => {
+  let repo: OverlapRepo;
+  let wt: string;
+  let location: CheckoutLocation;
+  let indexes: SnapshotIndexes;
+
+  beforeEach(() => {
+    repo = new OverlapRepo(tempDir('overlap-index'), { 'src/a.ts': numberedLines(30, 'a'), 'src/b.ts': numberedLines(30, 'b'), 'docs/c.md': 'c\n', '.gitignore': 'build/\n' });
+    wt = repo.addWorktree('w');
+    location = { toplevel: wt, gitDir: repo.git(wt, 'rev-parse', '--absolute-git-dir'), commonDir: fs.realpathSync(path.join(repo.main, '.git')) };
+    indexes = new SnapshotIndexes();
+  });
+  afterEach(() => indexes.dispose());
+
+  const userIndex = (): Buffer => fs.readFileSync(path.join(location.gitDir, 'index'));
+
+  /**
+   * One look: the kept index's tree equals the one-off seeded snapshot (and the one from HEAD, unless
+   * the user's index holds what HEAD does not), and the user's index is untouched.
+   */
+  async function look(what: string, sameAsHead = true): Promise<string> {
+    const before = userIndex();
+    const kept = await indexes.tree(location);
+    assert.deepEqual(userIndex(), before, `${what}: the checkout's own index changed`);
+    assert.equal(kept, await worktreeTree(wt, { seedIndex: path.join(location.gitDir, 'index') }), `${what}: differs from the seeded snapshot`);
+    if (sameAsHead) assert.equal(kept, await worktreeTree(wt), `${what}: differs from the snapshot from HEAD`);
+    return kept;
+  }
+  /**
+   * Dates every file of the checkout an hour back, so that no index written from now on holds a
+   * racily clean entry: git would then look at those files again and rewrite the kept index anyway,
+   * which would hide a kept index trusted when it must not be.
+   */
+  const backdate = (): void => {
+    const then = new Date(Date.now() - 3_600_000);
+    for (const f of fs.readdirSync(wt, { recursive: true, encoding: 'utf8' })) if (f !== '.git') fs.utimesSync(path.join(wt, f), then, then);
+  };
+  const blob = (tree: string, file: string): string => repo.git(wt, 'show', `${tree}:${file}`);
+  const paths = (tree: string): string[] => repo.git(wt, 'ls-tree', '-r', '--name-only', tree).split('\n');
+
+  it('follows edits, deletions, new untracked files, a checkout of another branch and a commit', async () => {
+    const first = await look('untouched');
+    assert.equal(await look('again, nothing changed'), first);
+
+    repo.editLine(wt, 'src/a.ts', 3, 'edited');
+    fs.rmSync(path.join(wt, 'docs/c.md'));
+    repo.write(wt, 'src/new.ts', 'new\n');
+    repo.write(wt, 'build/out.js', 'ignored\n');
+    const edited = await look('edited, deleted, added');
+    assert.match(blob(edited, 'src/a.ts'), /^edited$/m);
+    assert.deepEqual(paths(edited), ['.gitignore', 'src/a.ts', 'src/b.ts', 'src/new.ts']);
+
+    repo.git(wt, 'add', '-A');
+    repo.git(wt, 'commit', '-q', '-m', 'w: work');
+    assert.equal(await look('committed'), edited);
+
+    repo.git(wt, 'checkout', '-q', '-b', 'other', 'main');
+    const other = await look('another branch checked out');
+    assert.deepEqual(paths(other), ['.gitignore', 'docs/c.md', 'src/a.ts', 'src/b.ts']);
+
+    repo.git(wt, 'checkout', '-q', 'w');
+    assert.equal(await look('back on the branch'), edited);
+  });
+
+  it('sees a file changed twice within one second, same size (racy timestamps)', async () => {
+    for (const text of ['one\n', 'two\n', 'six\n']) {
+      repo.write(wt, 'src/a.ts', text);
+      assert.equal(blob(await look(`src/a.ts = ${text.trim()}`), 'src/a.ts'), text.trim());
+    }
+    // Stat data identical to the last look's, content not: only git's racy check can tell.
+    const { mtime } = fs.statSync(path.join(wt, 'src/a.ts'));
+    repo.write(wt, 'src/a.ts', 'ten\n');
+    fs.utimesSync(path.join(wt, 'src/a.ts'), mtime, mtime);
+    assert.equal(blob(await look('same size and mtime'), 'src/a.ts'), 'ten');
+  });
+
+  it('drops an untracked file the kept index took in once it is ignored, and follows what the user stages', async () => {
+    repo.write(wt, 'notes.txt', 'scratch\n');
+    backdate();
+    assert.ok(paths(await look('untracked file')).includes('notes.txt'));
+    await look('nothing changed since');
+    fs.mkdirSync(path.join(location.commonDir, 'info'), { recursive: true });
+    fs.appendFileSync(path.join(location.commonDir, 'info', 'exclude'), 'notes.txt\n');
+    assert.ok(!paths(await look('ignored through info/exclude')).includes('notes.txt'));
+    fs.appendFileSync(path.join(wt, '.gitignore'), 'src/b.ts\n');
+    repo.write(wt, 'src/b.ts', 'tracked, so still seen\n');
+    backdate();
+    await look('tracked file ignored since');
+    repo.git(wt, 'rm', '-q', '--cached', 'src/b.ts');
+    // Ignored and no longer in the user's index: the seeded snapshot leaves it out, HEAD's keeps it.
+    assert.ok(!paths(await look('unstaged by the user', false)).includes('src/b.ts'));
+  });
+
+  it('deletes its indexes on dispose', async () => {
+    await look('one look');
+    const dir = indexes['dir']!; // private: where the kept indexes are
+    assert.equal(fs.readdirSync(dir).length, 1);
+    indexes.dispose();
+    assert.equal(fs.existsSync(dir), false);
+    await assert.rejects(indexes.tree(location), /disposed/);
+  });
+});
