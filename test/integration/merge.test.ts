@@ -125,6 +125,45 @@ else console.log('all green');
     assert.equal(shown.entries[2]!.job_id, retried.job_id);
   });
 
+  it('a red validation and a review of the rebased tree that does not pass each become a job for the creator, with the output or the findings', async () => {
+    // rev-a passes both branches' loops, then not the rebased b.
+    await agentIn('rev-a', 'reviewer', f.workspace, ['--verdicts', 'PASS,PASS,NOT PASS']);
+    const a = await passedBranch('a');
+    await passedBranch('b', 'sub');
+    const script = path.join(tempDir('red'), 'red.js');
+    fs.writeFileSync(script, "console.log('2 passing'); console.error('FAIL test/app.test.ts: expected 3, got \\x1b[31m4\\x1b[0m'); process.exit(3);\n");
+    assert.equal((await f.run(['merge', 'enqueue', a, '--validate', `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}`])).exitCode, 0);
+    assert.equal((await f.run(['merge', 'enqueue', 'mam/b'])).exitCode, 0);
+    // The target moves on after both passed: b's rebased tree is one nobody reviewed.
+    fs.writeFileSync(path.join(f.workspace, 'NEWS.md'), 'news\n');
+    git('add', 'NEWS.md');
+    git('commit', '-qm', 'news on the target');
+    const before = git('rev-parse', target);
+
+    const run = await f.run(['merge', 'run']);
+    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    const [ea, eb] = queue();
+    assert.deepEqual([ea!.state, eb!.state], ['waiting', 'waiting']);
+    assert.equal(git('rev-parse', target), before, 'nothing landed');
+    // a: the failing output, control characters removed, is in its creator's brief.
+    assert.equal(ea!.reason, 'validation failed (exit 3); waiting on creator-a');
+    const jobA = f.controlPlane.jobs.get(ea!.job_id!)!;
+    assert.equal(jobA.session, 'creator-a');
+    const briefA = fs.readFileSync(jobA.brief!, 'utf8');
+    assert.match(briefA, /The validation command `.*red\.js` failed on the rebased branch/);
+    assert.match(briefA, /FAIL test\/app\.test\.ts: expected 3, got 4/);
+    assert.ok(!briefA.includes('\x1b'), 'no control characters in the brief');
+    // b: a one-round review ran on the rebased tree, did not pass, and its findings are in the brief.
+    assert.match(eb!.reason!, /^the review of the rebased tree did not pass \(loop .+\); waiting on creator-b$/);
+    const review = loopState(eb!.attempt?.review_loop ?? /loop (\S+)\)/.exec(eb!.reason!)![1]!);
+    assert.deepEqual([review.status, review.reason, review.review_only, review.rounds.length], ['failed', 'max_loop', true, 1]);
+    assert.equal(review.base, before);
+    const jobB = f.controlPlane.jobs.get(eb!.job_id!)!;
+    assert.equal(jobB.session, 'creator-b');
+    assert.match(fs.readFileSync(jobB.brief!, 'utf8'), /it was reviewed again \(loop .+\), and not every reviewer passed it:\n\n#### rev-a: NOT PASS/);
+    assert.ok(!git('worktree', 'list', '--porcelain').includes(path.join('.mam', 'merge', 'scratch')), 'no scratch worktree is left');
+  });
+
   it('killed while its validation runs, the next mam merge run resumes and lands exactly once', async () => {
     await agentIn('rev-a', 'reviewer', f.workspace, ['--verdicts', 'PASS']);
     const a = await passedBranch('a');

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { printableLines } from '../base/ids';
 import type { MergeEntry } from './mergeQueue';
 
@@ -11,12 +12,12 @@ export type LandingFailure =
 export const OUTPUT_TAIL_CHARS = 4000;
 const OUTPUT_TAIL_LINES = 80;
 
-/** The end of some output: at most 80 lines and 4,000 characters, control characters removed. */
+/** The end of some output: at most 80 lines and 4,000 characters, colours and other control sequences removed. */
 export function outputTail(text: string, maxChars = OUTPUT_TAIL_CHARS): string {
-  const lines = printableLines(text).trimEnd().split('\n');
-  let tail = lines.slice(-OUTPUT_TAIL_LINES).join('\n');
+  const clean = printableLines(stripVTControlCharacters(text)).trimEnd();
+  let tail = clean.split('\n').slice(-OUTPUT_TAIL_LINES).join('\n');
   if (tail.length > maxChars) tail = tail.slice(-maxChars);
-  const cut = tail.length < printableLines(text).trimEnd().length;
+  const cut = tail.length < clean.length;
   return `${cut ? '… (earlier output cut; the whole of it is in the entry\'s log)\n' : ''}${tail}`;
 }
 
