@@ -198,6 +198,43 @@ else console.log('all green');
     assert.ok(!git('worktree', 'list', '--porcelain').includes(path.join('.mam', 'merge', 'scratch')));
   });
 
+  it('waits while the target checkout has uncommitted changes, naming them; lands once it is clean; a run killed after moving the target finishes without landing twice', async () => {
+    await agentIn('rev-a', 'reviewer', f.workspace, ['--verdicts', 'PASS']);
+    const a = await passedBranch('a');
+    assert.equal((await f.run(['merge', 'enqueue', a])).exitCode, 0);
+    const before = git('rev-parse', target);
+    const feature = path.join(f.workspace, 'feature.txt');
+    const mine = 'the start\nthe user is in the middle of this\n';
+    fs.writeFileSync(feature, mine);
+
+    const dirty = await f.run(['merge', 'run']);
+    assert.equal(dirty.exitCode, 1, dirty.stdout + dirty.stderr);
+    const waiting = queue()[0]!;
+    assert.deepEqual([waiting.state, waiting.job_id, waiting.attempt], ['waiting', null, null]);
+    assert.match(waiting.reason!, new RegExp(`${target} is checked out in .+ with uncommitted changes \\(feature\\.txt\\); commit or stash them there`));
+    assert.equal(git('rev-parse', target), before, 'nothing landed');
+    assert.equal(fs.readFileSync(feature, 'utf8'), mine, "the user's change is untouched");
+    assert.ok(!git('worktree', 'list', '--porcelain').includes(path.join('.mam', 'merge', 'scratch')), 'no scratch worktree is left');
+
+    git('checkout', '--', 'feature.txt');
+    const clean = await f.run(['merge', 'run']);
+    assert.equal(clean.exitCode, 0, clean.stdout + clean.stderr);
+    const landed = queue()[0]!;
+    assert.equal(landed.state, 'landed');
+    assert.equal(git('rev-parse', target), landed.landed_commit);
+
+    // What a runner killed between moving the target and recording it leaves on disk.
+    const file = JSON.parse(fs.readFileSync(queueFile(), 'utf8')) as { entries: MergeEntry[] };
+    file.entries[0] = { ...landed, state: 'running', step: 'landing', landed_commit: null, landed_at: null };
+    fs.writeFileSync(queueFile(), JSON.stringify(file));
+    const resumed = await f.run(['merge', 'run']);
+    assert.equal(resumed.exitCode, 0, resumed.stdout + resumed.stderr);
+    const entry = queue()[0]!;
+    assert.deepEqual([entry.state, entry.landed_commit], ['landed', landed.landed_commit]);
+    assert.deepEqual(git('log', '--format=%s', target).split('\n'), ['implement', 'initial'], 'landed once');
+    assert.match(fs.readFileSync(path.join(f.workspace, '.mam', 'merge', 'logs', `${entry.id}.log`), 'utf8'), new RegExp(`${target} is at ${landed.landed_commit!.slice(0, 12)} already: landed`));
+  });
+
   it('refuses bad input with one line, changing nothing', async () => {
     await agentIn('rev-a', 'reviewer', f.workspace, ['--verdicts', 'PASS']);
     const a = await passedBranch('a');
