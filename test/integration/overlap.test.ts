@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MergePredictor } from '../../src/core/overlap/mergePrediction';
 import { OverlapChecker } from '../../src/core/overlap/overlapChecker';
 import type { OverlapReport } from '../../src/core/overlap/overlapReport';
 import type { SessionRow } from '../../src/core/store/sessionSchema';
@@ -97,6 +98,58 @@ describe('overlap warnings (real git worktrees)', () => {
     const report = await check(rows);
     assert.deepEqual(report.pairs.map((p) => [p.a.sessions, p.b.sessions]), [[['alice', 'carol'], ['bob']]]);
     assert.deepEqual(report.skipped, []);
+  });
+
+  it('a checker kept between looks answers as a new one does, merging again only where the answer can change', async () => {
+    const old = Array.from({ length: 40 }, (_, i) => `export const old${i} = ${i * 7}; // a line of its own`).join('\n') + '\n';
+    repo = new OverlapRepo(tempDir('overlap-kept'), { [APP]: numberedLines(200), 'src/util.ts': numberedLines(20, 'util'), 'src/old.ts': old, 'README.md': 'hello\n' });
+    a = repo.addWorktree('alice');
+    b = repo.addWorktree('bob');
+    // Counts the pairs git is asked to merge (MergePredictor's one batched merge-tree).
+    const proto = MergePredictor.prototype as unknown as { mergeAll(this: MergePredictor, checkout: string, pairs: readonly unknown[]): Promise<unknown> };
+    const mergeAll = proto.mergeAll;
+    let merged = 0;
+    proto.mergeAll = function (checkout, pairs) {
+      merged += pairs.length;
+      return mergeAll.call(this, checkout, pairs);
+    };
+    const kept = new OverlapChecker();
+    try {
+      const strip = (r: OverlapReport) => ({ ...r, computed_at: '' });
+      const look = async (what: string, merges: number): Promise<OverlapReport> => {
+        merged = 0;
+        const report = await kept.check(two());
+        assert.equal(merged, merges, `${what}: pairs merged`);
+        const fresh = new OverlapChecker();
+        try {
+          assert.deepEqual(strip(report), strip(await fresh.check(two())), `${what}: the kept checker differs from a new one`);
+        } finally {
+          fresh.dispose();
+        }
+        return report;
+      };
+      const conflicted = (r: OverlapReport) => r.pairs.flatMap((p) => p.files.filter((f) => f.conflict).map((f) => f.path));
+
+      repo.editLine(a, APP, 5, 'return a + b;');
+      repo.editLine(b, APP, 5, 'return a - b;');
+      assert.deepEqual(conflicted(await look('both edit line 5', 1)), [APP]);
+      repo.editLine(a, 'src/util.ts', 3, 'alice alone');
+      await look('alice edits a file bob left alone: carried', 0);
+      repo.editLine(b, 'src/util.ts', 15, 'bob, far from alice');
+      await look('bob edits a file alice changed: merged again', 1);
+      // alice renames old.ts (a deletion and a similar new file); bob edits old.ts: git follows the rename.
+      fs.rmSync(path.join(a, 'src/old.ts'));
+      repo.write(a, 'src/new.ts', old.replace('old0 = 0', 'old0 = -1'));
+      repo.editLine(b, 'src/old.ts', 20, 'export const old19 = 0; // bob');
+      assert.deepEqual(conflicted(await look('a rename against an edit', 1)), [APP]);
+      repo.write(a, 'src/new.ts', 'nothing like it any more\n');
+      assert.deepEqual(conflicted(await look('the new file changes: no rename now, an edit against a deletion', 1)), [APP, 'src/old.ts']);
+      fs.appendFileSync(path.join(a, 'README.md'), 'alice\n');
+      await look('alice edits a file bob left alone, beside her deletion: carried', 0);
+    } finally {
+      proto.mergeAll = mergeAll;
+      kept.dispose();
+    }
   });
 
   it('mam conflicts prints the pairs, and --json the report (through dist/cli.js)', async () => {

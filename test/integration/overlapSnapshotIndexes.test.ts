@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { worktreeTree } from '../../src/core/loop/snapshot';
 import type { CheckoutLocation } from '../../src/core/overlap/checkouts';
-import { SnapshotIndexes } from '../../src/core/overlap/snapshotIndexes';
+import { SnapshotIndexes, type SnapshotLook } from '../../src/core/overlap/snapshotIndexes';
 import { tempDir } from '../support/helpers';
 import { numberedLines, OverlapRepo } from '../support/overlapRepo';
 
@@ -26,6 +26,8 @@ describe('overlap snapshot indexes (kept between looks)', () => {
   });
   afterEach(() => indexes.dispose());
 
+  /** What the last look said moved since the one before (only when it kept its index). */
+  let moved: SnapshotLook['moved'];
   const userIndex = (): Buffer => fs.readFileSync(path.join(location.gitDir, 'index'));
 
   /**
@@ -34,20 +36,25 @@ describe('overlap snapshot indexes (kept between looks)', () => {
    */
   async function look(what: string, sameAsHead = true): Promise<string> {
     const before = userIndex();
-    const kept = await indexes.tree(location);
+    const found = await indexes.look(location);
+    moved = found.moved;
+    const kept = found.tree;
     assert.deepEqual(userIndex(), before, `${what}: the checkout's own index changed`);
     assert.equal(kept, await worktreeTree(wt, { seedIndex: path.join(location.gitDir, 'index') }), `${what}: differs from the seeded snapshot`);
     if (sameAsHead) assert.equal(kept, await worktreeTree(wt), `${what}: differs from the snapshot from HEAD`);
     return kept;
   }
   /**
-   * Dates every file of the checkout an hour back, so that no index written from now on holds a
+   * Dates every file of the checkout written since the last call an hour back, so that no index written from now on holds a
    * racily clean entry: git would then look at those files again and rewrite the kept index anyway,
    * which would hide a kept index trusted when it must not be.
    */
   const backdate = (): void => {
     const then = new Date(Date.now() - 3_600_000);
-    for (const f of fs.readdirSync(wt, { recursive: true, encoding: 'utf8' })) if (f !== '.git') fs.utimesSync(path.join(wt, f), then, then);
+    for (const f of fs.readdirSync(wt, { recursive: true, encoding: 'utf8' })) {
+      // Files dated back already keep their stat data: git must not see them as changed.
+      if (f !== '.git' && fs.statSync(path.join(wt, f)).mtimeMs > then.getTime() + 60_000) fs.utimesSync(path.join(wt, f), then, then);
+    }
   };
   const blob = (tree: string, file: string): string => repo.git(wt, 'show', `${tree}:${file}`);
   const paths = (tree: string): string[] => repo.git(wt, 'ls-tree', '-r', '--name-only', tree).split('\n');
@@ -61,6 +68,7 @@ describe('overlap snapshot indexes (kept between looks)', () => {
     repo.write(wt, 'src/new.ts', 'new\n');
     repo.write(wt, 'build/out.js', 'ignored\n');
     const edited = await look('edited, deleted, added');
+    assert.deepEqual(moved && { from: moved.from, paths: Object.fromEntries(moved.paths) }, { from: first, paths: { 'docs/c.md': 'D', 'src/a.ts': 'M', 'src/new.ts': 'A' } });
     assert.match(blob(edited, 'src/a.ts'), /^edited$/m);
     assert.deepEqual(paths(edited), ['.gitignore', 'src/a.ts', 'src/b.ts', 'src/new.ts']);
 
@@ -105,12 +113,45 @@ describe('overlap snapshot indexes (kept between looks)', () => {
     assert.ok(!paths(await look('unstaged by the user', false)).includes('src/b.ts'));
   });
 
+  it('takes a tracked file that is ignored in again when it is deleted and made again', async () => {
+    repo.write(wt, 'build/keep.js', 'forced in\n');
+    repo.git(wt, 'add', '--force', 'build/keep.js');
+    repo.git(wt, 'commit', '-q', '-m', 'w: a build file, tracked though ignored');
+    backdate();
+    assert.ok(paths(await look('tracked though ignored')).includes('build/keep.js'));
+    fs.rmSync(path.join(wt, 'build/keep.js'));
+    assert.ok(!paths(await look('deleted')).includes('build/keep.js'));
+    repo.write(wt, 'build/keep.js', 'made again\n');
+    backdate();
+    assert.equal(blob(await look('made again'), 'build/keep.js'), 'made again');
+  });
+
+  it('follows a .gitignore edited alone, anywhere in the tree, and a .gitattributes that changes how an unchanged file is read', async () => {
+    repo.write(wt, 'notes.txt', 'scratch\n');
+    repo.write(wt, 'src/scratch.ts', 'scratch\n');
+    backdate();
+    assert.ok(paths(await look('untracked files')).includes('src/scratch.ts'));
+    fs.appendFileSync(path.join(wt, '.gitignore'), 'notes.txt\n');
+    backdate();
+    assert.ok(!paths(await look('ignored by .gitignore')).includes('notes.txt'));
+    repo.write(wt, 'src/.gitignore', 'scratch.ts\n');
+    backdate();
+    assert.ok(!paths(await look('ignored by a new src/.gitignore')).includes('src/scratch.ts'));
+
+    repo.write(wt, 'docs/c.md', 'one\r\ntwo\r\n');
+    backdate();
+    assert.equal(blob(await look('CRLF, no attributes'), 'docs/c.md'), 'one\r\ntwo');
+    repo.write(wt, '.gitattributes', '*.md text eol=lf\n');
+    backdate();
+    assert.equal(blob(await look('*.md is text now'), 'docs/c.md'), 'one\ntwo');
+  });
+
   it('deletes its indexes on dispose', async () => {
     await look('one look');
     const dir = indexes['dir']!; // private: where the kept indexes are
     assert.equal(fs.readdirSync(dir).length, 1);
     indexes.dispose();
     assert.equal(fs.existsSync(dir), false);
-    await assert.rejects(indexes.tree(location), /disposed/);
+    await assert.rejects(indexes.look(location), /disposed/);
   });
 });

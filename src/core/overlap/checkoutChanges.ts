@@ -3,7 +3,8 @@ import { git, MAM_OWN_FILES } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
 import { parseLineRanges } from './lineRanges';
 import type { LineRange } from './overlapReport';
-import { SnapshotIndexes } from './snapshotIndexes';
+import { parseNameStatus, type PathStatuses } from './nameStatus';
+import { SnapshotIndexes, type SnapshotLook } from './snapshotIndexes';
 
 const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
 
@@ -14,13 +15,14 @@ const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', '--no-rena
  */
 export class ChangeReader implements Disposable {
   private readonly bases = new Map<string, string>();
-  private readonly fileLists = new Map<string, string[]>();
+  private readonly mergeBaseLists = new Map<string, string[]>();
+  private readonly fileLists = new Map<string, Map<string, string>>();
   private readonly ranges = new Map<string, LineRange[]>();
   private readonly indexes = new SnapshotIndexes();
 
-  /** The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its index). */
-  snapshot(location: CheckoutLocation): Promise<string> {
-    return this.indexes.tree(location);
+  /** The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its index), and what moved since the last look. */
+  snapshot(location: CheckoutLocation): Promise<SnapshotLook> {
+    return this.indexes.look(location);
   }
 
   /** The merge-base of `head` and the main line (`head` itself when they share no history). */
@@ -37,14 +39,39 @@ export class ChangeReader implements Disposable {
 
   /** The paths that differ between base and tree, MAM's own files left out. */
   async files(checkout: string, base: string, tree: string): Promise<string[]> {
+    return [...(await this.statuses(checkout, base, tree)).keys()];
+  }
+
+  /** The same paths with their status letters (M, A, D, T; renames are not looked for). */
+  async statuses(checkout: string, base: string, tree: string): Promise<PathStatuses> {
     const key = `${base} ${tree}`;
-    let files = this.fileLists.get(key);
-    if (files === undefined) {
-      const out = await git(checkout, [...DIFF, '--name-only', '-z', base, tree, '--', '.', ...MAM_OWN_FILES]);
-      files = out.split('\0').filter((f) => f !== '');
-      this.fileLists.set(key, files);
+    let statuses = this.fileLists.get(key);
+    if (statuses === undefined) {
+      statuses = parseNameStatus(await git(checkout, [...DIFF, '--name-status', '-z', base, tree, '--', '.', ...MAM_OWN_FILES]));
+      this.fileLists.set(key, statuses);
     }
-    return files;
+    return statuses;
+  }
+
+  /** Every merge-base of two commits (`git merge-base --all`; more than one after criss-cross merges). */
+  async mergeBases(checkout: string, x: string, y: string): Promise<readonly string[]> {
+    const key = `${x} ${y}`;
+    let bases = this.mergeBaseLists.get(key);
+    if (bases === undefined) {
+      bases = (await git(checkout, ['merge-base', '--all', x, y]).catch(() => '')).split('\n').filter((l) => l !== '');
+      this.mergeBaseLists.set(key, bases);
+    }
+    return bases;
+  }
+
+  /** Line ranges of files that did not move between two trees on one base are the same: known for `to` too. */
+  carryRanges(base: string, from: string, to: string, moved: PathStatuses): void {
+    const prefix = `${base} ${from} `;
+    for (const [k, ranges] of [...this.ranges]) {
+      if (!k.startsWith(prefix)) continue;
+      const file = k.slice(prefix.length);
+      if (!moved.has(file)) this.ranges.set(`${base} ${to} ${file}`, ranges);
+    }
   }
 
   /** Base-side line ranges of `files` (each one changed between base and tree): one `git diff -U0` for those not known yet. */
@@ -65,6 +92,7 @@ export class ChangeReader implements Disposable {
     const heads = new Set(live.map((c) => c.head));
     const pairs = new Set(live.map((c) => `${c.base} ${c.tree}`));
     for (const k of this.bases.keys()) if (!heads.has(k.split(' ')[0]!)) this.bases.delete(k);
+    for (const k of this.mergeBaseLists.keys()) if (!k.split(' ').every((h) => heads.has(h))) this.mergeBaseLists.delete(k);
     for (const k of this.fileLists.keys()) if (!pairs.has(k)) this.fileLists.delete(k);
     for (const k of this.ranges.keys()) if (!pairs.has(k.split(' ').slice(0, 2).join(' '))) this.ranges.delete(k);
   }
@@ -74,3 +102,4 @@ export class ChangeReader implements Disposable {
     this.indexes.dispose();
   }
 }
+

@@ -46,6 +46,16 @@ export class MergePredictor {
     return pairs.map((p) => this.outcomes.get(key(p))!);
   }
 
+  /** The outcome known for a pair of commits, if any. */
+  known(pair: readonly [string, string]): MergeOutcome | undefined {
+    return this.outcomes.get(`${pair[0]} ${pair[1]}`);
+  }
+
+  /** Records an outcome found without merging (mergeCarry.ts): `predict` then answers it as if merged. */
+  carry(pair: readonly [string, string], outcome: MergeOutcome): void {
+    this.outcomes.set(`${pair[0]} ${pair[1]}`, outcome);
+  }
+
   /** Forgets what no current pair uses. */
   retain(commits: ReadonlySet<string>): void {
     for (const [k, c] of this.commits) if (!commits.has(c)) this.commits.delete(k);

@@ -4,7 +4,9 @@ import { printable } from '../base/ids';
 import type { SessionRow } from '../store/sessionSchema';
 import { ChangeReader } from './checkoutChanges';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation } from './checkouts';
+import { outcomeCarries } from './mergeCarry';
 import { MergePredictor } from './mergePrediction';
+import type { PathStatuses } from './nameStatus';
 import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedSession } from './overlapReport';
 
 export interface OverlapCheckerOptions {
@@ -19,8 +21,10 @@ export interface OverlapCheckerOptions {
  * pair and costs nothing. Each look costs per checkout one `git add --all` into a temporary index
  * the checker keeps (snapshotIndexes.ts), per repository one `git worktree list`, and, only for
  * what changed since the last look, a `write-tree`, a diff, a snapshot commit, line ranges and one
- * batched `git merge-tree`. Keep one checker for repeated looks, and dispose of it: that deletes
- * its temporary indexes. Looks asked for at once run one after the other.
+ * batched `git merge-tree`. When one checkout's tree moved, what moved is diffed against its last
+ * tree: line ranges of files that did not move are kept, and a pair's merge is not asked again when
+ * git's answer cannot have changed (mergeCarry.ts). Keep one checker for repeated looks, and
+ * dispose of it: that deletes its temporary indexes. Looks asked for at once run one after the other.
  */
 export class OverlapChecker implements Disposable {
   private readonly locator = new CheckoutLocator();
@@ -48,6 +52,7 @@ export class OverlapChecker implements Disposable {
 
   private async look(rows: readonly SessionRow[]): Promise<OverlapReport> {
     this.snapshotCommits.clear();
+    this.moved.clear();
     const located = await this.locator.locate(rows);
     const skipped: SkippedSession[] = [...located.skipped];
     const checkouts: CheckoutChanges[] = [];
@@ -60,6 +65,7 @@ export class OverlapChecker implements Disposable {
     }
     this.changes.retain(checkouts);
     this.merges.retain(new Set(this.snapshotCommits.values()));
+    this.last = new Map(checkouts.map((c) => [c.checkout, { head: c.head, base: c.base, tree: c.tree, commit: this.snapshotCommits.get(c.checkout) }]));
     checkouts.sort((x, y) => cmp(x.checkout, y.checkout));
     pairs.sort((x, y) => cmp(x.a.checkout, y.a.checkout) || cmp(x.b.checkout, y.b.checkout));
     skipped.sort((x, y) => cmp(x.session, y.session));
@@ -68,28 +74,36 @@ export class OverlapChecker implements Disposable {
 
   /** Snapshot commits of this look, by checkout. */
   private readonly snapshotCommits = new Map<string, string>();
+  /** Each checkout as the last look found it. */
+  private last = new Map<string, { head: string; base: string; tree: string; commit: string | undefined }>();
+  /** This look's checkouts whose tree moved on the same HEAD and base since the last look: the paths that moved. */
+  private readonly moved = new Map<string, PathStatuses>();
 
   private async readRepository(commonDir: string, found: ReadonlyArray<{ location: CheckoutLocation; sessions: string[] }>, skipped: SkippedSession[]): Promise<CheckoutChanges[]> {
     const skip = (sessions: readonly string[], why: string): void => {
       for (const session of sessions) skipped.push({ session, why });
     };
-    let heads;
-    try {
-      heads = await repositoryHeads(found[0]!.location.toplevel, commonDir);
-    } catch (err) {
-      for (const f of found) skip(f.sessions, reason(err));
-      return [];
-    }
+    const listed = repositoryHeads(found[0]!.location.toplevel, commonDir).then((heads) => ({ heads }), (err: unknown) => ({ err }));
     const out: CheckoutChanges[] = [];
     await forEachLimited(found, this.concurrency, async ({ location, sessions }) => {
+      // A snapshot needs no HEAD from the list: the first ones run while git lists the worktrees.
+      const [listing, snapshot] = await Promise.all([listed, this.changes.snapshot(location).then((look) => ({ look }), (err: unknown) => ({ err }))]);
+      if ('err' in listing) return skip(sessions, reason(listing.err));
+      const { heads } = listing;
       const known = heads.checkouts.get(location.toplevel);
       if (!known?.head) return skip(sessions, known ? 'its checkout has no commits yet' : 'git does not list its checkout as a worktree of the repository');
       try {
-        const tree = await this.changes.snapshot(location);
+        if ('err' in snapshot) throw snapshot.err;
+        const { tree, moved } = snapshot.look;
         const base = await this.changes.base(location.toplevel, known.head, heads.mainline);
         const files = await this.changes.files(location.toplevel, base, tree);
         // Its snapshot commit now, while other checkouts are still read: a pair needs it.
         if (files.length > 0) this.snapshotCommits.set(location.toplevel, await this.merges.commit(location.toplevel, tree, known.head));
+        const before = this.last.get(location.toplevel);
+        if (moved && before && moved.from === before.tree && before.head === known.head && before.base === base) {
+          this.moved.set(location.toplevel, moved.paths);
+          this.changes.carryRanges(base, before.tree, tree, moved.paths);
+        }
         out.push({ sessions, checkout: location.toplevel, branch: known.branch, head: known.head, base, tree, files });
       } catch (err) {
         skip(sessions, reason(err));
@@ -104,7 +118,9 @@ export class OverlapChecker implements Disposable {
     if (sorted.length < 2) return [];
     const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
-    const outcomes = await this.merges.predict(sorted[0]!.checkout, candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const));
+    const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
+    await forEachLimited([...candidates.keys()], this.concurrency, (i) => this.carryOutcome(candidates[i]!, commits[i]!));
+    const outcomes = await this.merges.predict(sorted[0]!.checkout, commits);
 
     const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
     for (const [i, [a, b]] of candidates.entries()) {
@@ -137,6 +153,27 @@ export class OverlapChecker implements Disposable {
       files: paths.map((path) => ({ path, a_lines: ranges.get(a)?.get(path) ?? [], b_lines: ranges.get(b)?.get(path) ?? [], conflict: conflicts.has(path) })),
       ...(error === undefined ? {} : { merge_error: printable(error) }),
     }));
+  }
+
+  /**
+   * When only one side of a pair moved since the last look, its merge's outcome is carried over
+   * instead of merged again where mergeCarry.ts shows git's answer is the same.
+   */
+  private async carryOutcome([a, b]: readonly [CheckoutChanges, CheckoutChanges], commits: readonly [string, string]): Promise<void> {
+    if (this.merges.known(commits) || a.base !== b.base) return;
+    const [was, wasB] = [this.last.get(a.checkout)?.commit, this.last.get(b.checkout)?.commit];
+    if (was === undefined || wasB === undefined) return;
+    let moved: CheckoutChanges, still: CheckoutChanges, previous: readonly [string, string];
+    if (was !== commits[0] && wasB === commits[1]) [moved, still, previous] = [a, b, [was, commits[1]]];
+    else if (was === commits[0] && wasB !== commits[1]) [moved, still, previous] = [b, a, [commits[0], wasB]];
+    else return;
+    const paths = this.moved.get(moved.checkout);
+    const outcome = this.merges.known(previous);
+    if (!paths || !outcome) return;
+    const bases = await this.changes.mergeBases(a.checkout, a.head, b.head);
+    if (bases.length !== 1 || bases[0] !== a.base) return;
+    const [own, other] = await Promise.all([this.changes.statuses(moved.checkout, moved.base, moved.tree), this.changes.statuses(still.checkout, still.base, still.tree)]);
+    if (outcomeCarries(outcome, paths, own, other)) this.merges.carry(commits, outcome);
   }
 }
 

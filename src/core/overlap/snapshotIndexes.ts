@@ -3,8 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Disposable } from '../base/disposable';
-import { git, stageWorktree } from '../loop/snapshot';
+import { git, MAM_OWN_FILES, stageWorktree } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
+import { parseNameStatus, type PathStatuses } from './nameStatus';
 
 /** What a file's stat says about whether it was rewritten: `''` when it does not exist. */
 function stamp(file: string): string {
@@ -14,12 +15,23 @@ function stamp(file: string): string {
 
 interface Kept {
   index: string;
-  /** The checkout's own index and the repository's info/exclude as they were when `index` was seeded. */
+  /** The checkout's own index and the repository's info/exclude and info/attributes as they were when `index` was seeded. */
   seed: string;
   /** `index` as it was right after `tree` was written from it. */
   written: string;
   tree: string;
+  /** Paths the seed tracks although an ignore rule matches them, and whether each was there at the last look. */
+  ignoredTracked: Map<string, boolean>;
 }
+
+/** A checkout's snapshot tree, and when it was brought forward from the last look's, what moved since. */
+export interface SnapshotLook {
+  tree: string;
+  moved?: { from: string; paths: PathStatuses };
+}
+
+/** Files whose change changes how git reads other files (which are ignored, how content is cleaned). */
+const RULES = new Set(['.gitignore', '.gitattributes']);
 
 /** Folders of checkers still alive, removed when the process exits if nobody disposed them. */
 const live = new Set<string>();
@@ -31,31 +43,54 @@ process.once('exit', () => {
  * The snapshot trees of checkouts looked at again and again (loop/snapshot.ts's tree, seeded from
  * the checkout's index), through one temporary index per checkout kept between looks in a private
  * folder, removed on dispose. A look runs `git add --all` on the kept index: git lstat()s each file
- * and rewrites the index only when something changed. When it did not, and neither the checkout's
- * own index nor the repository's info/exclude changed, the tree is the last look's and `write-tree`
- * is skipped. Otherwise the index is seeded again from the checkout's own, exactly as a one-off
- * snapshot is, so the kept index never drifts from it (a file added while untracked and ignored
- * since, a file the user unstaged).
+ * and rewrites the index only when something changed. When it did not, the tree is the last look's;
+ * when it did, `write-tree` gives the new one and a diff of the two trees says what moved.
+ *
+ * The kept index must give the tree a one-off snapshot would (the checkout's index copied, then
+ * `git add --all`). The two can only part where ignore rules or attributes are involved, so the
+ * index is seeded again from the checkout's own, exactly as a one-off snapshot is, when:
+ * - the checkout's own index, or the repository's info/exclude or info/attributes, changed;
+ * - a `.gitignore` or `.gitattributes` moved (a file the kept index took in while untracked may be
+ *   ignored now; a file unchanged since the last look may be read differently);
+ * - a file the checkout's index tracks although it is ignored came back after being deleted (the
+ *   kept index dropped it, and `git add --all` does not take in an ignored file again).
+ * Not seen: ignore rules and attributes from files git ignores, and from the user's own config
+ * (core.excludesFile, core.attributesFile) changed while the checker runs.
  */
 export class SnapshotIndexes implements Disposable {
   private dir: string | undefined;
   private disposed = false;
   private readonly kept = new Map<string, Kept>();
 
-  async tree(location: CheckoutLocation): Promise<string> {
+  async look(location: CheckoutLocation): Promise<SnapshotLook> {
     const seedIndex = path.join(location.gitDir, 'index');
-    const seed = `${stamp(seedIndex)} ${stamp(path.join(location.commonDir, 'info', 'exclude'))}`;
+    const info = path.join(location.commonDir, 'info');
+    const seed = [seedIndex, path.join(info, 'exclude'), path.join(info, 'attributes')].map(stamp).join(' ');
     const kept = this.kept.get(location.toplevel);
-    if (kept !== undefined && kept.seed === seed) {
-      const unchanged = await stageWorktree(location.toplevel, kept.index).then(() => stamp(kept.index) === kept.written, () => false);
-      if (unchanged) return kept.tree;
+    if (kept !== undefined && kept.seed === seed && !cameBack(location.toplevel, kept.ignoredTracked)) {
+      const brought = await this.bringForward(location.toplevel, kept).catch(() => undefined);
+      if (brought !== undefined) return brought;
     }
     const index = kept?.index ?? path.join(this.folder(), `${createHash('sha256').update(location.toplevel).digest('hex').slice(0, 16)}.index`);
     this.kept.delete(location.toplevel);
+    const ignoredTracked = await listIgnoredTracked(location.toplevel, seedIndex);
     await stageWorktree(location.toplevel, index, { seedIndex, fresh: true });
     const tree = (await git(location.toplevel, ['write-tree'], { GIT_INDEX_FILE: index })).trim();
-    this.kept.set(location.toplevel, { index, seed, written: stamp(index), tree });
-    return tree;
+    // Without the seed's list (no index yet, or one git cannot read), the next look seeds again.
+    if (ignoredTracked !== undefined) this.kept.set(location.toplevel, { index, seed, written: stamp(index), tree, ignoredTracked });
+    return { tree };
+  }
+
+  /** The kept index brought to the working tree; undefined when it must be seeded again. */
+  private async bringForward(checkout: string, kept: Kept): Promise<SnapshotLook | undefined> {
+    await stageWorktree(checkout, kept.index);
+    if (stamp(kept.index) === kept.written) return { tree: kept.tree };
+    const tree = (await git(checkout, ['write-tree'], { GIT_INDEX_FILE: kept.index })).trim();
+    const paths = parseNameStatus(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', kept.tree, tree]));
+    if ([...paths.keys()].some((p) => RULES.has(path.posix.basename(p)))) return undefined;
+    const from = kept.tree;
+    Object.assign(kept, { written: stamp(kept.index), tree });
+    return { tree, moved: { from, paths } };
   }
 
   /** Forgets (and deletes the index of) every checkout not in `checkouts`. */
@@ -84,4 +119,31 @@ export class SnapshotIndexes implements Disposable {
     }
     return this.dir;
   }
+}
+
+/**
+ * The paths `seedIndex` tracks that an ignore rule matches, each with whether it is there now; or
+ * undefined when there is no such index or git cannot read it. Read only: `ls-files` writes nothing.
+ */
+async function listIgnoredTracked(checkout: string, seedIndex: string): Promise<Map<string, boolean> | undefined> {
+  if (!fs.existsSync(seedIndex)) return undefined;
+  const out = await git(checkout, ['ls-files', '-z', '--cached', '--ignored', '--exclude-standard', '--', '.', ...MAM_OWN_FILES], { GIT_INDEX_FILE: seedIndex }).catch(() => undefined);
+  if (out === undefined) return undefined;
+  return new Map(out.split('\0').filter((p) => p !== '').map((p) => [p, isThere(checkout, p)]));
+}
+
+/** Whether one of those paths is there again after it was gone at the last look; records what is there now. */
+function cameBack(checkout: string, ignoredTracked: Map<string, boolean>): boolean {
+  let back = false;
+  for (const [p, was] of ignoredTracked) {
+    const is = isThere(checkout, p);
+    if (is && !was) back = true;
+    ignoredTracked.set(p, is);
+  }
+  return back;
+}
+
+/** Whether the path is in the working tree (a dangling symlink is). */
+function isThere(checkout: string, file: string): boolean {
+  return fs.lstatSync(path.join(checkout, file), { throwIfNoEntry: false }) !== undefined;
 }
