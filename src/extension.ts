@@ -92,7 +92,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     ...registerLoopCommands(host, reports),
     registerDemoCommand(host, reports, context.extensionUri),
     vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
-    ...registerSessionCommands(host),
+    ...registerSessionCommands(host, notifier),
     ...registerMergeQueueCommands(host),
     ...registerJobCommands(host, notifier),
     ...registerPersonCommands(host, context.globalState),

@@ -250,9 +250,10 @@ export class WorkspaceEngine extends DisposableBase {
     }
   }
 
-  async onboard(name: string): Promise<OnboardResult> {
+  /** The onboarding job, under `jobId` when the caller picked one (to know it before it exists). */
+  async onboard(name: string, options: { jobId?: string } = {}): Promise<OnboardResult> {
     this.requireTrust('onboard an agent');
-    return onboardSession(this.jobs, name);
+    return onboardSession(this.jobs, name, options);
   }
 
   async stopSession(name: string, options: StopOptions = {}): Promise<SessionRow> {

@@ -40,6 +40,8 @@ export class Notifier extends DisposableBase {
   private readonly announced = new Set<string>();
   /** Jobs delegated from this window and still followed, by folder and ID: their own notification tells their end. */
   private readonly delegated = new Set<string>();
+  /** Jobs whose end the command that started them tells (toldByCaller), by folder and ID: one per onboarding, never forgotten. */
+  private readonly toldElsewhere = new Set<string>();
   /** Permission requests told, by folder, job and the event's seq: each once, whichever way it was heard. */
   private readonly asked = new Set<string>();
   /** Ends the waits of followed jobs when the window closes (their progress notifications go with it). */
@@ -73,7 +75,7 @@ export class Notifier extends DisposableBase {
       // A job first seen already ended (previous null) is backlog found on disk, not news.
       if (previous === null || isTerminal(previous)) return;
       if (!isTerminal(job.state) || job.state === 'completed' || job.state === 'cancelled') return;
-      if (this.delegated.has(`${folder.index}/${job.id}`) || this.isPartOfAnother(folder.index, job)) return;
+      if (this.delegated.has(`${folder.index}/${job.id}`) || this.toldElsewhere.has(`${folder.index}/${job.id}`) || this.isPartOfAnother(folder.index, job)) return;
       this.tellEnd(folder.index, job);
     }));
   }
@@ -124,6 +126,18 @@ export class Notifier extends DisposableBase {
           () => this.delegated.delete(key),
         );
     });
+  }
+
+  /**
+   * For a command that follows a job of its own and tells its end itself (Create Session's
+   * onboarding): `run` gets the job's ID before the job exists, and no other message tells that
+   * job's end while it runs.
+   */
+  toldByCaller<T>(folderIndex: number, run: (jobId: string) => Promise<T>): Promise<T> {
+    const jobId = newJobId();
+    // Kept after `run` settles: the job's last change may reach this window after the caller heard of it.
+    this.toldElsewhere.add(`${folderIndex}/${jobId}`);
+    return run(jobId);
   }
 
   /** Resolves with the job once it has ended (or undefined when the window closes first); `onChange` hears every change before. */

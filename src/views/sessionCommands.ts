@@ -1,12 +1,13 @@
 import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../core/agents/adapter';
-import { nameProblem } from '../core/base/ids';
+import { nameProblem, printable } from '../core/base/ids';
 import { splitWords } from '../core/base/shellWords';
 import { isOpen } from '../core/store/jobSchema';
 import { SESSION_ROLES, type SessionRow } from '../core/store/sessionSchema';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { runSteps } from './multiStep';
+import type { Notifier } from './notifications';
 import { pickFolder, pickSession, reportErrors, type SessionRef } from './picks';
 
 const ROLE_HINTS: Record<string, string> = {
@@ -30,10 +31,10 @@ const AGENT_HINTS: Record<string, string> = {
 };
 
 /** Sessions: create, stop, resume, attach, send, purge, copy the conversation ID. */
-export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
+export function registerSessionCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
   const running = (r: { status: string }) => r.status === 'running' || r.status === 'starting';
   return [
-    vscode.commands.registerCommand(Commands.createSession, () => reportErrors('creating the session', () => createSession(host))),
+    vscode.commands.registerCommand(Commands.createSession, () => reportErrors('creating the session', () => createSession(host, notifier))),
 
     vscode.commands.registerCommand(Commands.stopSession, (ref?: SessionRef) =>
       reportErrors('stopping the session', async () => {
@@ -146,7 +147,7 @@ async function stopAll(host: EngineHost): Promise<void> {
   if (failed.length) void vscode.window.showErrorMessage(`MAM: could not stop ${failed.join(', ')}.`);
 }
 
-async function createSession(host: EngineHost): Promise<void> {
+async function createSession(host: EngineHost, notifier: Notifier): Promise<void> {
   const fe = await pickFolder(host);
   if (!fe) return;
   const taken = new Set((await fe.engine.listSessions()).map((r) => r.name));
@@ -193,19 +194,26 @@ async function createSession(host: EngineHost): Promise<void> {
       return;
     }
     progress.report({ message: 'onboarding (the agent reads its first brief)…' });
-    const onboarding = fe.engine.onboard(row.name);
+    // This notification tells how the onboarding ended: the job's own end message would say it twice.
+    let onboardingJob = '';
+    const onboarding = notifier.toldByCaller(fe.folder.index, (jobId) => {
+      onboardingJob = jobId;
+      return fe.engine.onboard(row.name, { jobId });
+    });
     const cancelled = new Promise<'cancelled'>((resolve) => token.onCancellationRequested(() => resolve('cancelled')));
     const outcome = await Promise.race([onboarding, cancelled]);
     if (outcome === 'cancelled') {
-      const open = fe.engine.listJobs().find((j) => j.session === row.name && isOpen(j.state));
-      if (open) await fe.engine.cancelJob(open.id);
+      if (isOpen(fe.engine.job(onboardingJob)?.state ?? 'completed')) await fe.engine.cancelJob(onboardingJob);
       void vscode.window.showInformationMessage(`MAM: onboarding of ${row.name} cancelled; the session is kept.`);
       return;
     }
-    if (outcome.exitCode === 0) void vscode.window.showInformationMessage(`MAM: ${row.name} is onboarded and ready for jobs.`);
-    else void vscode.window.showWarningMessage(`MAM: onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${outcome.job.reason ?? outcome.job.state}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
+    if (outcome.exitCode === 0) return void vscode.window.showInformationMessage(`MAM: ${row.name} is onboarded and ready for jobs.`);
+    const { job } = outcome;
+    // What the agent said (its detail) is its own text: printable only.
+    const why = `${job.reason ?? job.state}${job.detail ? `: ${printable(job.detail, 200)}` : ''}`;
+    void vscode.window.showWarningMessage(`MAM: onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name });
-      if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: outcome.job.id });
+      if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: job.id });
     });
   });
 }

@@ -59,6 +59,18 @@ describe('the commands end to end, prompts answered like a user', function () {
     assert.ok(shown.every((a) => a.placeholder && !/\(\d\/\d\)/.test(a.title)), 'every step has a placeholder, no step count in the title');
   });
 
+  it('Create Session… with an onboarding the agent fails: one warning says so, and no second message for the job', async () => {
+    const command = fakeAgentCommand('error').join(' ');
+    answers.push('shell', command, 'worker', 'palette-onboarded', 'Onboard it');
+    await vscode.commands.executeCommand('mam.createSession');
+    const job = await waitFor('the onboarding job to fail', () => engine().listJobs().find((j) => j.session === 'palette-onboarded' && j.role === 'onboarding' && j.state === 'failed'));
+    assert.deepEqual(prompts.warnings.filter((w) => w.includes('palette-onboarded')), ['MAM: onboarding of palette-onboarded failed (agent_error: it broke); the session is kept.']);
+    // The job's own end would be an error message (collected, and refused by afterEach) and a notice.
+    await waitFor('the window to apply the job', () => api.host.current[0]!.engine.job(job.id)?.state === 'failed');
+    assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id), []);
+    assert.equal((await row('palette-onboarded'))?.status, 'running', 'the session is kept');
+  });
+
   it('Create Session… goes Back: the steps follow the choices, a suggested name follows the role, Escape creates nothing', async () => {
     const from = prompts.asked.length;
     answers.push('shell', BACK, 'claude', 'worker', BACK, 'reviewer', 'never-made', CANCEL);

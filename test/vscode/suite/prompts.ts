@@ -25,13 +25,14 @@ type Stubbed = 'showQuickPick' | 'showInputBox' | 'showWarningMessage' | 'showEr
  * `showQuickPick` / `showInputBox` and the multi-step `createQuickPick` / `createInputBox` objects)
  * and modal question takes the next answer, by label, as a person would; `BACK` presses the Back
  * button and `CANCEL` closes the prompt. Each prompt is recorded as shown (title, step, placeholder,
- * items); error messages are collected, information messages recorded (and still shown).
+ * items); error messages are collected, warnings recorded, information messages recorded (and still shown).
  */
 export class Prompts {
   readonly answers: Array<string | string[]> = [];
   readonly asked: Asked[] = [];
   readonly errors: string[] = [];
   readonly infos: string[] = [];
+  readonly warnings: string[] = [];
   private readonly original: Partial<Record<Stubbed, unknown>> = {};
 
   install(): void {
@@ -58,6 +59,7 @@ export class Prompts {
         this.asked.push({ kind: 'modal', title: String(message) });
         return this.next(String(message));
       }
+      this.warnings.push(String(message));
       return undefined;
     };
     win.showErrorMessage = async (message: unknown) => {
