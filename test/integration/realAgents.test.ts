@@ -103,7 +103,7 @@ describe('real agents: codex and claude CLIs end to end, in an ordinary checkout
     assert.equal(r.exitCode, 0, `${what}: exit ${r.exitCode}\n${r.stdout}\n${r.stderr}`);
     return r;
   };
-  const submit = async (t: Team, session: string, prompt: string) => JSON.parse(ok(await t.run(['job', 'submit', '--session', session, '--prompt', prompt, '--json']), `job for ${session}`).stdout) as { id: string; state: string };
+  const submit = async (t: Team, session: string, prompt: string) => JSON.parse(ok(await t.run(['job', 'submit', '--session', session, '--prompt', prompt, '--json']), `job for ${session}`).stdout) as { id: string; state: string; usage?: JobUsage | null };
 
   /** Where each CLI keeps a conversation, and the file itself. */
   const conversationFile = (t: Team, agent: 'claude' | 'codex', id: string): string | undefined => conversationFileOf(t.home, t.workspace, agent, id);
@@ -114,6 +114,7 @@ describe('real agents: codex and claude CLIs end to end, in an ordinary checkout
       ok(await t.run(['session', 'create', '--agent', agent, '--name', 'a1']), 'create');
       const first = await submit(t, 'a1', 'Note this job in jobs-done.txt.');
       assert.equal(first.state, 'completed');
+      assert.ok(isMeasured(first.usage), `job submit --json tells what the job spent so far: ${JSON.stringify(first.usage)}`);
       assert.match(fs.readFileSync(path.join(t.workspace, 'jobs-done.txt'), 'utf8'), new RegExp(first.id), 'the agent ran the command in the checkout');
 
       // Recorded while it runs (no stop needed), and it is the conversation in the agent's own store.
