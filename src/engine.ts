@@ -4,4 +4,5 @@
  * stays cheap.
  */
 export { createWorkspaceEngine, WorkspaceEngine, UntrustedWorkspaceError } from './core/workspaceEngine';
-export type { BrokerSecret, WorkspaceEngineOptions } from './core/workspaceEngine';
+export type { BrokerSecret } from './core/brokerSecret';
+export type { WorkspaceEngineOptions } from './core/workspaceEngine';

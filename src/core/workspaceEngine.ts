@@ -34,6 +34,7 @@ import { resumeAll, type RecoveredSession } from './recovery';
 import { runDemo, type DemoSummary } from './demo/demo';
 import { LoopStore, type LoopState } from './loop/loopState';
 import { changedFiles, fileAt, type ChangedFile, type SnapshotIdentity } from './loop/snapshot';
+import { brokerSecretSettings, type BrokerSecret } from './brokerSecret';
 import { WorkspaceMergeQueue } from './workspaceMergeQueue';
 import { WorkspaceOverlaps } from './workspaceOverlaps';
 import { workspacePrices, type PriceTable } from './usage/prices';
@@ -95,7 +96,7 @@ export class WorkspaceEngine extends DisposableBase {
   constructor(readonly options: WorkspaceEngineOptions) {
     super();
     this.controlPlane = new ControlPlane(options.workspace, { logger: options.logger });
-    this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: { ...options.settings, ...secretFor(options) } });
+    this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: { ...options.settings, ...brokerSecretSettings(options) } });
     const muxFactory = realMuxFactory(options.env);
     this.sessions = new SessionService({ controlPlane: this.controlPlane, config: this.config, logger: options.logger, env: options.env, muxFactory });
     this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath, targets: jobTargets(remoteTarget) }));
@@ -478,32 +479,6 @@ export class WorkspaceEngine extends DisposableBase {
 
   private requireTrust(what: string): void {
     if (!this.options.trusted) throw new UntrustedWorkspaceError(`this workspace is not trusted: MAM does not ${what} here; trust the workspace to use it`);
-  }
-}
-
-/** A broker password as VS Code keeps it: bound to the broker address it was entered for. */
-export interface BrokerSecret {
-  /** `mam.broker.host` as it was when the password was saved (a host, or mqtt[s]://host:port). */
-  host: string;
-  /** `mam.broker.port` then (0: the default for the scheme). */
-  port: number;
-  password: string;
-}
-
-/** `{ 'broker.password': … }` when the secret belongs to the broker this folder would use, else nothing. */
-function secretFor(options: WorkspaceEngineOptions): Record<string, string> {
-  const secret = options.brokerSecret;
-  if (!secret || !options.trusted) return {};
-  try {
-    const here = externalBroker(resolveConfig({ workspace: options.workspace, env: options.env, settings: options.settings }));
-    const saved = externalBroker(resolveConfig({ workspace: options.workspace, env: {}, settings: { 'broker.host': secret.host, 'broker.port': secret.port }, readEnvFile: false }));
-    if (!here || !saved || here.host.toLowerCase() !== saved.host.toLowerCase() || here.port !== saved.port) {
-      if (here) options.logger.warn(`the saved broker password is for ${saved ? `${saved.host}:${saved.port}` : 'another broker'}, not ${here.host}:${here.port}; it is not used here (MAM: Configure Broker… saves one for this broker)`);
-      return {};
-    }
-    return { 'broker.password': secret.password };
-  } catch {
-    return {}; // a malformed setting: the engine reports it when it resolves its config
   }
 }
 
