@@ -40,7 +40,7 @@ export class Notifier extends DisposableBase {
   private readonly announced = new Set<string>();
   /** Jobs delegated from this window and still followed, by folder and ID: their own notification tells their end. */
   private readonly delegated = new Set<string>();
-  /** Jobs whose end the command that started them tells (toldByCaller), by folder and ID: one per onboarding, never forgotten. */
+  /** Jobs whose end the command that started them tells (jobToldByCaller), by folder and ID: one per onboarding, never forgotten. */
   private readonly toldElsewhere = new Set<string>();
   /** Permission requests told, by folder, job and the event's seq: each once, whichever way it was heard. */
   private readonly asked = new Set<string>();
@@ -129,15 +129,14 @@ export class Notifier extends DisposableBase {
   }
 
   /**
-   * For a command that follows a job of its own and tells its end itself (Create Session's
-   * onboarding): `run` gets the job's ID before the job exists, and no other message tells that
-   * job's end while it runs.
+   * A job ID for a command that follows a job of its own and tells its end itself (Create
+   * Session's onboarding): no other message tells the end of the job given this ID. Kept for good:
+   * the job's last change may reach this window after the command heard of it.
    */
-  toldByCaller<T>(folderIndex: number, run: (jobId: string) => Promise<T>): Promise<T> {
+  jobToldByCaller(folderIndex: number): string {
     const jobId = newJobId();
-    // Kept after `run` settles: the job's last change may reach this window after the caller heard of it.
     this.toldElsewhere.add(`${folderIndex}/${jobId}`);
-    return run(jobId);
+    return jobId;
   }
 
   /** Resolves with the job once it has ended (or undefined when the window closes first); `onChange` hears every change before. */

@@ -195,15 +195,13 @@ async function createSession(host: EngineHost, notifier: Notifier): Promise<void
     }
     progress.report({ message: 'onboarding (the agent reads its first brief)…' });
     // This notification tells how the onboarding ended: the job's own end message would say it twice.
-    let onboardingJob = '';
-    const onboarding = notifier.toldByCaller(fe.folder.index, (jobId) => {
-      onboardingJob = jobId;
-      return fe.engine.onboard(row.name, { jobId });
-    });
+    const jobId = notifier.jobToldByCaller(fe.folder.index);
+    const onboarding = fe.engine.onboard(row.name, { jobId });
     const cancelled = new Promise<'cancelled'>((resolve) => token.onCancellationRequested(() => resolve('cancelled')));
     const outcome = await Promise.race([onboarding, cancelled]);
     if (outcome === 'cancelled') {
-      if (isOpen(fe.engine.job(onboardingJob)?.state ?? 'completed')) await fe.engine.cancelJob(onboardingJob);
+      const open = fe.engine.job(jobId);
+      if (open && isOpen(open.state)) await fe.engine.cancelJob(jobId);
       void vscode.window.showInformationMessage(`MAM: onboarding of ${row.name} cancelled; the session is kept.`);
       return;
     }

@@ -102,4 +102,3 @@ export class ChangeReader implements Disposable {
     this.indexes.dispose();
   }
 }
-
