@@ -29,6 +29,8 @@ const entries = [
   // dist/cli.js only picks dist/cli-event.js (`mam event`, run by agents) or dist/cli-main.js.
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/event.ts'], outfile: 'dist/cli-event.js' },
+  // The seeds' `multi-agent-mux-delegate-job`: `mam job` under the name seed 004's skill gave it.
+  { entryPoints: ['src/cli/delegateJob.ts'], outfile: 'dist/delegate-job.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },
   // The embedded broker (aedes), loaded only by the daemon `mam broker serve`.
   { entryPoints: ['src/core/messaging/brokerDaemon.ts'], outfile: 'dist/broker-daemon.js' },
@@ -50,4 +52,5 @@ if (watch) {
 } else {
   await Promise.all([...entries.map((entry) => esbuild.build({ ...common, ...entry })), esbuild.build(webview)]);
   chmodSync('dist/cli.js', 0o755);
+  chmodSync('dist/delegate-job.js', 0o755);
 }

@@ -89,13 +89,13 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
     // Resolving the settings first means a malformed .mam.env is reported before anything is touched.
     controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
     sessions: () =>
-      (sessions ??= new SessionService({ controlPlane: ctx.controlPlane(), config: ctx.config(), logger, env: io.env, muxFactory: realMuxFactory(io.env) })),
+      (sessions ??= new SessionService({ controlPlane: ctx.controlPlane(), config: ctx.config(), logger, env: io.env, muxFactory: realMuxFactory(io.env, logger) })),
     jobs: () =>
       (jobs ??= new JobEngine({
         controlPlane: ctx.controlPlane(),
         config: ctx.config(),
         sessions: ctx.sessions(),
-        muxFactory: realMuxFactory(io.env),
+        muxFactory: realMuxFactory(io.env, logger),
         logger,
         env: io.env,
         cliPath: cliPath(),
@@ -171,7 +171,7 @@ export function commandHelp(command: Command): string {
   const usage = [
     'mam',
     ...command.path,
-    ...positionals.map((p) => (p.required ? p.name.toUpperCase() : `[${p.name.toUpperCase()}]`)),
+    ...positionals.map((p) => `${p.required ? p.name.toUpperCase() : `[${p.name.toUpperCase()}]`}${p.variadic ? '…' : ''}`),
     ...Object.entries(command.options ?? {}).filter(([, o]) => o.required).map(([n, o]) => `--${n} ${o.value ?? 'VALUE'}`),
     Object.values(command.options ?? {}).some((o) => !o.required) ? '[options]' : '',
   ].filter(Boolean).join(' ');

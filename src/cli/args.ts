@@ -45,6 +45,8 @@ export interface PositionalSpec {
   name: string;
   description: string;
   required?: boolean;
+  /** The last positional only: it takes every remaining argument (`mam job wait JOB…`). */
+  variadic?: boolean;
 }
 
 export type ParsedValue = KindValue[OptionKind];
@@ -133,7 +135,7 @@ export function parseCommandArgs<O extends OptionSpecs>(
     if (parsed.positionals.length < needed) {
       throw new UsageError(`mam ${command}: missing ${positionals[parsed.positionals.length]!.name.toUpperCase()}; see 'mam ${command} --help'`);
     }
-    if (parsed.positionals.length > positionals.length) {
+    if (parsed.positionals.length > positionals.length && !positionals.at(-1)?.variadic) {
       throw new UsageError(`mam ${command}: unexpected argument '${printable(parsed.positionals[positionals.length]!, 40)}'`);
     }
   }

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import { ExitCode, MamError, UsageError, errorMessage } from '../core/base/errors';
+import { printable } from '../core/base/ids';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
 import { isAlive, sleep } from '../core/base/process';
@@ -20,8 +21,10 @@ import { externalBroker, readEmbeddedEndpoint } from '../core/messaging/brokerEn
 const HELP = `mam event — publish a job event (agents run this; the job's brief gives the exact lines)
 
 Usage: mam event EVENT --job ID [--detail TEXT] [--heartbeat N] [--report FILE]
+       mam event --job ID --event EVENT …   (the seeds' publish_event.py spelling)
 
   EVENT             ${EVENT_NAMES.join(', ')}
+  --event EVENT     the event (instead of EVENT)
   --job ID          the job
   --detail TEXT     a short note shown with the event
   --heartbeat N     with started: publish a heartbeat every N seconds until the job ends or the agent's pane closes
@@ -42,14 +45,15 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
       io.stdout(HELP);
       return 0;
     }
-    const event = positionals[0];
+    if (values.event !== undefined && positionals.length > 0) throw new UsageError('mam event: give the event once: either as an argument or with --event');
+    const event = values.event ?? positionals[0];
     if (event === undefined) throw new UsageError(`mam event: which event? one of ${EVENT_NAMES.join(', ')}`);
-    if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`mam event: unknown event '${event.slice(0, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
-    if (positionals.length > 1) throw new UsageError(`mam event: unexpected argument '${positionals[1]!.slice(0, 40)}'`);
+    if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`mam event: unknown event '${printable(event, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
+    if (positionals.length > 1) throw new UsageError(`mam event: unexpected argument '${printable(positionals[1]!, 40)}'`);
     if (!values.job) throw new UsageError('mam event: --job is required');
     const asked = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
     if (asked !== undefined && !(Number.isFinite(asked) && /^\d+(\.\d+)?$/.test(values.heartbeat!))) {
-      throw new UsageError(`mam event: --heartbeat must be a number of seconds, or 0 for none (got '${values.heartbeat}')`);
+      throw new UsageError(`mam event: --heartbeat must be a number of seconds, or 0 for none (got '${printable(values.heartbeat!, 40)}')`);
     }
     if (asked !== undefined && event !== 'started') throw new UsageError('mam event: --heartbeat goes with started');
     const workspace = findWorkspace({ flag: values.workspace, env: io.env, cwd: io.cwd }).root;
@@ -90,6 +94,7 @@ function parseEventArgs(argv: readonly string[]) {
       strict: true,
       options: {
         job: { type: 'string' },
+        event: { type: 'string' },
         detail: { type: 'string' },
         heartbeat: { type: 'string' },
         report: { type: 'string' },
@@ -100,7 +105,7 @@ function parseEventArgs(argv: readonly string[]) {
     });
   } catch (err) {
     const m = /'(-{1,2}[^'\s]+)/.exec((err as Error).message);
-    throw new UsageError(`mam event: ${(err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${m?.[1] ?? ''}` : (err as Error).message.split('\n')[0]}; see 'mam event --help'`);
+    throw new UsageError(`mam event: ${(err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable((err as Error).message.split('\n')[0]!, 200)}; see 'mam event --help'`);
   }
 }
 

@@ -97,7 +97,7 @@ export class WorkspaceEngine extends DisposableBase {
     super();
     this.controlPlane = new ControlPlane(options.workspace, { logger: options.logger });
     this.config = resolveConfig({ workspace: options.workspace, env: options.env, settings: { ...options.settings, ...brokerSecretSettings(options) } });
-    const muxFactory = realMuxFactory(options.env);
+    const muxFactory = realMuxFactory(options.env, options.logger);
     this.sessions = new SessionService({ controlPlane: this.controlPlane, config: this.config, logger: options.logger, env: options.env, muxFactory });
     this.jobs = this._register(new JobEngine({ controlPlane: this.controlPlane, config: this.config, sessions: this.sessions, muxFactory, logger: options.logger, env: options.env, cliPath: options.cliPath, targets: jobTargets(remoteTarget) }));
     this._register(this.jobs.ledger.onDidChangeJob((change) => {

@@ -5,6 +5,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { commandLine, HerdrBackend, HerdrError, herdrCall, herdrSocketPath } from '../../src/core/mux/herdr';
 import { MuxError, type SpawnRequest } from '../../src/core/mux/multiplexer';
+import { parse } from 'smol-toml';
 import { FAKE_AGENT, readAgentLog, REPO_ROOT, tempDir, until } from '../support/helpers';
 import { muxContract } from './muxContract';
 
@@ -263,7 +264,71 @@ describe('herdr backend (fake server)', function () {
       assert.ok((await h.mux.listPanes()).some((p) => p.id === pane.id && p.alive));
       const [pid] = leftovers(h.session, h.socket).filter((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('server'));
       const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      assert.deepEqual(environ.filter((e) => e.startsWith('HERDR_')), []);
+      assert.deepEqual(environ.filter((e) => e.startsWith('HERDR_')), [`HERDR_CONFIG_PATH=${path.join(path.dirname(h.socket), 'mam-config.toml')}`], "only MAM's config for its own server");
+    });
+  });
+
+  describe("the server MAM starts never relaunches agents by itself (the user's config, plus resume_agents_on_restore = false)", () => {
+    const userConfig = (): string => path.join(String(extraEnv.XDG_CONFIG_HOME), 'herdr', 'config.toml');
+    before(() => {
+      extraEnv.XDG_CONFIG_HOME = tempDir('xdg');
+    });
+    after(() => {
+      delete extraEnv.XDG_CONFIG_HOME;
+    });
+    const serverConfig = (): { file: string; text: string } => {
+      const [pid] = leftovers(h.session, h.socket).filter((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('server'));
+      const file = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('HERDR_CONFIG_PATH='))?.slice('HERDR_CONFIG_PATH='.length);
+      assert.ok(file, 'the server is told which config to read');
+      return { file, text: fs.readFileSync(file, 'utf8') };
+    };
+
+    it("keeps the user's settings, turns restore off, and leaves the user's file as it was", async () => {
+      const mine = '# my herdr\n[ui]\ntheme = "dark"\n\n[session]\nresume_agents_on_restore = true\nscrollback = 5000\n';
+      fs.mkdirSync(path.dirname(userConfig()), { recursive: true });
+      fs.writeFileSync(userConfig(), mine);
+      const warnings: string[] = [];
+      const mux = new HerdrBackend({ session: h.session, env: h.env, warn: (m) => warnings.push(m) });
+      await mux.spawn(sleeper(tempDir('restore')));
+      const { file, text } = serverConfig();
+      assert.equal(path.dirname(file), path.dirname(h.socket), "beside the server's socket, not in the user's config");
+      assert.deepEqual(plain(parse(text)), { ui: { theme: 'dark' }, session: { resume_agents_on_restore: false, scrollback: 5000 } });
+      assert.equal(fs.readFileSync(userConfig(), 'utf8'), mine);
+      assert.deepEqual(warnings, []);
+    });
+
+    it('names a config it cannot read, never rewrites it, and still turns restore off', async () => {
+      const broken = '[ui\ntheme = dark\n';
+      fs.mkdirSync(path.dirname(userConfig()), { recursive: true });
+      fs.writeFileSync(userConfig(), broken);
+      const warnings: string[] = [];
+      const mux = new HerdrBackend({ session: h.session, env: h.env, warn: (m) => warnings.push(m) });
+      await mux.spawn(sleeper(tempDir('broken')));
+      assert.deepEqual(plain(parse(serverConfig().text)), { session: { resume_agents_on_restore: false } });
+      assert.equal(fs.readFileSync(userConfig(), 'utf8'), broken);
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.match(warnings[0]!, new RegExp(`your herdr config ${userConfig().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is left as it is .*not valid TOML \\(line 1`));
+    });
+  });
+
+  describe("the user's own server, named 'default'", () => {
+    it('goes to herdr/herdr.sock, started as `herdr server` with the user\'s own config', async () => {
+      const xdg = tempDir('xdg-default');
+      const env = { ...h.env, XDG_CONFIG_HOME: xdg };
+      const mux = new HerdrBackend({ session: 'default', env });
+      const socket = path.join(xdg, 'herdr', 'herdr.sock');
+      assert.equal(herdrSocketPath('default', env), socket);
+      try {
+        await mux.spawn(sleeper(tempDir('own')));
+        const [pid] = leftovers('default', socket).filter((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('server'));
+        const found = pid ?? Number(fs.readdirSync('/proc').find((n) => /^\d+$/.test(n) && safeRead(`/proc/${n}/cmdline`).split('\0').filter(Boolean).slice(1).join(' ') === `${path.join(FAKE_BIN, 'herdr')} server`));
+        assert.ok(found, 'a server started as `herdr server`');
+        assert.ok(fs.existsSync(socket));
+        assert.ok(!fs.readFileSync(`/proc/${found}/environ`, 'utf8').includes('HERDR_CONFIG_PATH='), 'no config of MAM for it');
+      } finally {
+        await mux.killServer();
+        await until(() => !fs.existsSync(socket), 10_000, "the user's server to stop");
+      }
     });
   });
 
@@ -286,3 +351,16 @@ describe('herdr backend (fake server)', function () {
     });
   });
 });
+
+function safeRead(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** A parsed TOML table as plain objects, to compare with literals. */
+function plain(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}

@@ -4,6 +4,7 @@
  * outcome; a flag given under two of its names is refused (64, one line, nothing changed).
  */
 import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { newJobId } from '../../src/core/base/ids';
@@ -58,6 +59,9 @@ describe("the seeds' words: their flag names as aliases of MAM's", function () {
       ...['status', 'logs', 'cancel'].map((sub): [string, string[], RegExp] => [`job ${sub} JOB --job JOB`, ['job', sub, id, '--job', id], new RegExp(`^mam: mam job ${sub}: give the job ID once: either as an argument or with --job$`)]),
       ['job verify JOB --job JOB', ['job', 'verify', id, '--job', id, '--validate', 'true'], /^mam: mam job verify: give the job ID once/],
       ['job verify with no job', ['job', 'verify', '--validate', 'true'], /^mam: mam job verify: missing JOB \(or --job ID\)/],
+      ['event EVENT --event EVENT', ['event', 'started', '--event', 'started', '--job', id], /^mam: mam event: give the event once: either as an argument or with --event$/],
+      ['event --event of no such event', ['event', '--event', 'finished\x1b[2J', '--job', id], /^mam: mam event: unknown event 'finished\\x1b\[2J'; one of /],
+      ['--agent human with a remote runner', ['job', 'submit', '--agent', 'human', '--agent-session', 'remote:gpu', '--prompt', 'x'], /^mam: --agent human names a person: give --agent-session NAME \(or human:NAME\), not remote:gpu$/],
     ];
     for (const [name, args, message] of cases) {
       it(name, async () => {
@@ -154,6 +158,56 @@ describe("the seeds' words: their flag names as aliases of MAM's", function () {
 
       const ghost = await f.run(['job', 'submit', '--agent', 'codex', '--agent-session', 'herdr:nobody', '--prompt', 'x', '--json']);
       assert.equal(ghost.exitCode, 5, 'an unknown session: --agent has nothing to be checked against, and the target is not found');
+    });
+  });
+
+  describe("the seeds' settings: TMUX_SERVER_NAME, HERDR_SESSION_NAME, and the user's own server", () => {
+    let f: JobFixture;
+    const idle = JSON.stringify([process.execPath, '-e', 'setInterval(() => {}, 1000)']);
+    const create = (name: string, env: Record<string, string | undefined>) => mam(['session', 'create', '--agent', 'shell', '--name', name, '--command', idleLine(), '--json'], { cwd: f.workspace, env: { ...f.env, MAM_TMUX_SERVER: undefined, ...env } });
+    const idleLine = () => (JSON.parse(idle) as string[]).map((w) => JSON.stringify(w)).join(' ');
+    const servers: string[] = [];
+    beforeEach(() => {
+      f = jobFixture();
+    });
+    afterEach(async () => {
+      for (const server of servers.splice(0)) spawnSync('tmux', ['-L', server, 'kill-server'], { env: f.env, stdio: 'ignore' });
+      await f.dispose();
+    });
+
+    it("TMUX_SERVER_NAME names the server where MAM_TMUX_SERVER is unset, in the environment or .mam.env; MAM's own name wins", async () => {
+      const seedName = `seed-${process.pid}-a`;
+      const ours = `ours-${process.pid}-a`;
+      const fromFile = `seed-${process.pid}-file`;
+      servers.push(seedName, ours, fromFile);
+      const server = (r: { exitCode: number; stdout: string; stderr: string }) => {
+        assert.equal(r.exitCode, 0, r.stderr);
+        return (JSON.parse(r.stdout) as { server: string }).server;
+      };
+      assert.equal(server(await create('s1', { TMUX_SERVER_NAME: seedName })), seedName);
+      assert.equal(server(await create('s2', { TMUX_SERVER_NAME: seedName, MAM_TMUX_SERVER: ours })), ours);
+      fs.writeFileSync(path.join(f.workspace, '.mam.env'), `TMUX_SERVER_NAME=${fromFile}\n`);
+      assert.equal(server(await create('s3', {})), fromFile);
+    });
+
+    it("'default' is the user's own server: used only when named, with a warning; the user's panes there are neither drift nor adopted", async () => {
+      servers.push('default');
+      // The user's own tmux server (in the run's private TMUX_TMPDIR), with a pane of their own.
+      spawnSync('tmux', ['-L', 'default', 'new-session', '-d', '-s', 'mine', ...(JSON.parse(idle) as string[])], { env: f.env });
+      const r = await create('shared', { TMUX_SERVER_NAME: 'default' });
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stderr, /^mam: warning: session 'shared' goes on your own tmux server \('default'\), as you asked: MAM shares it with you/m);
+      assert.equal((JSON.parse(r.stdout) as { server: string }).server, 'default');
+      const panes = spawnSync('tmux', ['-L', 'default', 'list-panes', '-a', '-F', '#{session_name}'], { env: f.env, encoding: 'utf8' }).stdout.trim().split('\n');
+      assert.deepEqual(panes.sort(), ['mine', 'shared'], "MAM's session beside the user's own");
+      const status = JSON.parse((await mam(['session', 'status', '--json'], { cwd: f.workspace, env: { ...f.env, TMUX_SERVER_NAME: 'default', MAM_TMUX_SERVER: undefined } })).stdout) as Array<{ session: { name: string } | null; drift: string[] }>;
+      assert.deepEqual(status.map((s) => [s.session?.name ?? null, s.drift]), [['shared', []]], "the user's pane is not drift");
+      const monitor = await mam(['session', 'monitor', '--once'], { cwd: f.workspace, env: { ...f.env, TMUX_SERVER_NAME: 'default', MAM_TMUX_SERVER: undefined } });
+      assert.equal(monitor.exitCode, 0, monitor.stderr);
+      assert.deepEqual((await f.controlPlane.sessions.list()).map((row) => row.name), ['shared'], 'nothing of the user\'s is adopted');
+      const stop = await mam(['session', 'stop', 'shared'], { cwd: f.workspace, env: { ...f.env, MAM_TMUX_SERVER: undefined } });
+      assert.equal(stop.exitCode, 0, stop.stderr);
+      assert.equal(spawnSync('tmux', ['-L', 'default', 'has-session', '-t', 'mine'], { env: f.env }).status, 0, "stopping MAM's session leaves the user's server and pane");
     });
   });
 });

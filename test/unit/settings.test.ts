@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { idleTimeoutS, resolveConfig } from '../../src/core/config/settings';
+import { idleTimeoutS, resolveConfig, sourceOf } from '../../src/core/config/settings';
 import { ConfigError } from '../../src/core/base/errors';
 import { tempDir } from '../support/helpers';
 
@@ -34,6 +34,20 @@ describe('settings resolution', () => {
     );
     assert.deepEqual([r.sources.startTimeoutS, r.sources.heartbeatS, r.sources.jobTimeoutS, r.sources.dispatchWaitS], ['flag', 'env', 'env', 'setting']);
     assert.equal(resolveConfig({ workspace: ws, env: {} }).sources.dispatchWaitS, '.mam.env');
+  });
+
+  it("reads the seeds' HERDR_SESSION_NAME and TMUX_SERVER_NAME where MAM's own names are unset, and says which it read", () => {
+    const seedOnly = resolveConfig({ workspace: ws, env: { HERDR_SESSION_NAME: 'my-project', TMUX_SERVER_NAME: 'seeds' } });
+    assert.deepEqual([seedOnly.values.herdrSession, seedOnly.values.tmuxServer], ['my-project', 'seeds']);
+    assert.equal(sourceOf(seedOnly, 'herdrSession'), 'HERDR_SESSION_NAME in the environment');
+    const both = resolveConfig({ workspace: ws, env: { MAM_HERDR_SESSION: 'ours', HERDR_SESSION_NAME: 'my-project' } });
+    assert.equal(both.values.herdrSession, 'ours');
+    assert.equal(sourceOf(both, 'herdrSession'), 'MAM_HERDR_SESSION in the environment');
+    fs.writeFileSync(path.join(ws, '.mam.env'), 'HERDR_SESSION_NAME=from-file\n');
+    const file = resolveConfig({ workspace: ws, env: {} });
+    assert.equal(file.values.herdrSession, 'from-file');
+    assert.match(sourceOf(file, 'herdrSession'), /^HERDR_SESSION_NAME in .*\.mam\.env$/);
+    assert.equal(resolveConfig({ workspace: ws, env: { HERDR_SESSION_NAME: 'env-wins' } }).values.herdrSession, 'env-wins');
   });
 
   it('rejects non-numeric and negative timers, naming the variable and where it came from', () => {

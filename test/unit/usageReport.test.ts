@@ -16,7 +16,15 @@ import { jobRecord, sessionRow } from '../support/rows';
  */
 const FIXTURES = path.join(__dirname, '../fixtures/usage');
 const CONVERSATION = '27187bbd-39d8-429b-abc1-669834226439';
-const JOBS = (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'jobs.json'), 'utf8')) as Array<{ id: string; session: string; delivered_at: string; finished_at: string }>).filter((j) => j.session === 'claude');
+const RECORDED = (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'jobs.json'), 'utf8')) as Array<{ id: string; session: string; delivered_at: string; finished_at: string }>).filter((j) => j.session === 'claude');
+/**
+ * The recording, moved to end an hour ago: a job that ended more than a day ago and was never
+ * measured is an old record MAM no longer reads (jobUsage.ts), so the recorded dates would make
+ * this test depend on the day it runs.
+ */
+const SHIFT_MS = Date.now() - 3600_000 - Date.parse(RECORDED.at(-1)!.finished_at);
+const shifted = (iso: string): string => new Date(Date.parse(iso) + SHIFT_MS).toISOString();
+const JOBS = RECORDED.map((j) => ({ ...j, delivered_at: shifted(j.delivered_at), finished_at: shifted(j.finished_at) }));
 
 describe('usage in mam job status, job list --json and loop status', function () {
   this.timeout(60_000);
@@ -29,7 +37,8 @@ describe('usage in mam job status, job list --json and loop status', function ()
     const cwd = path.join(workspace, 'checkout');
     const store = path.join(home, '.claude', 'projects', claudeSlug(cwd));
     fs.mkdirSync(store, { recursive: true });
-    fs.copyFileSync(path.join(FIXTURES, 'claude-2.1.197.jsonl'), path.join(store, `${CONVERSATION}.jsonl`));
+    const recorded = fs.readFileSync(path.join(FIXTURES, 'claude-2.1.197.jsonl'), 'utf8');
+    fs.writeFileSync(path.join(store, `${CONVERSATION}.jsonl`), recorded.replace(/"timestamp":"([^"]+)"/g, (_, t: string) => `"timestamp":"${shifted(t)}"`));
     env = { ...process.env, HOME: home };
     const cp = controlPlane(workspace);
     cp.paths.ensureDir();

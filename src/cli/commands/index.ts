@@ -21,7 +21,7 @@ export interface CommandGroup {
 /** Command groups in the order `mam --help` shows them. */
 export const GROUPS: readonly CommandGroup[] = [
   { name: 'session', summary: 'agent sessions: create, stop, resume, status, send, monitor, list' },
-  { name: 'job', summary: 'delegated jobs: submit, cancel, verify, list, status, logs' },
+  { name: 'job', summary: 'delegated jobs: submit, wait, cancel, verify, list, status, logs' },
   { name: 'loop', summary: 'the review loop: mam loop --task … --creator S --reviewer A,B; status, list, resume, cancel' },
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
   { name: 'merge', summary: 'the local merge queue: enqueue, status, run, remove' },

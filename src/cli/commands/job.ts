@@ -1,6 +1,7 @@
-import { printable } from '../../core/base/ids';
+import { printable, printableLines } from '../../core/base/ids';
+import { paneTextFile, readPaneText } from '../../core/jobs/paneText';
 import { UsageError } from '../../core/base/errors';
-import { JOB_STATES } from '../../core/store/jobSchema';
+import { isTerminal, JOB_STATES } from '../../core/store/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
 import { settleUsage } from '../../core/jobs/jobUsage';
 import { formatUsage } from '../../core/usage/format';
@@ -10,6 +11,7 @@ import { isOneOf } from '../args';
 import { dash, since, table } from '../output';
 import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
 import { jobActionCommands } from './jobSubmit';
+import { waitCommand } from './jobWait';
 
 const list = defineCommand({
   path: ['job', 'list'],
@@ -94,13 +96,25 @@ const status = defineCommand({
 
 const logs = defineCommand({
   path: ['job', 'logs'],
-  summary: "print a job's audit log: every accepted event and state transition",
-  options: { ...JOB_OPTION, ...JSON_OPTION },
+  summary: "print a job's audit log: every accepted event and state transition (--pane: what its pane showed)",
+  options: {
+    ...JOB_OPTION,
+    pane: { kind: 'boolean', description: "the text of the job's pane from its line to its end (kept when it ended; the last 5,000 lines at most)" },
+    ...JSON_OPTION,
+  },
   positionals: JOB_ID,
+  details: 'Exit status: 0; 1 with --pane when no pane text was kept (the job is open, or its pane was gone); 64 an unknown job.',
   async run(ctx) {
     const id = jobIdArg(ctx, 'logs');
     const cp = ctx.controlPlane();
-    cp.jobs.require(id);
+    const job = cp.jobs.require(id);
+    if (ctx.args.options.pane) {
+      const text = readPaneText(cp.paths, id);
+      if (ctx.args.options.json) ctx.json({ job: id, file: text === undefined ? null : paneTextFile(cp.paths, id), text: text ?? null });
+      else if (text !== undefined) ctx.io.stdout(printableLines(text));
+      else ctx.io.stderr(`mam: no pane text kept for ${id}: ${isTerminal(job.state) ? 'its pane was gone (or it never reached one) when it ended' : `it is ${job.state}; its pane text is kept when it ends`}\n`);
+      return text === undefined ? 1 : 0;
+    }
     const { entries, badLines } = cp.audit.readEntries(id);
     if (badLines > 0) ctx.logger.warn(`${badLines} unreadable line(s) in the audit log of ${id}`);
     if (ctx.args.options.json) {
@@ -122,4 +136,4 @@ function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-export const jobCommands: readonly Command[] = [...jobActionCommands, list, status, logs];
+export const jobCommands: readonly Command[] = [...jobActionCommands, waitCommand, list, status, logs];

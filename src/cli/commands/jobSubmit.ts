@@ -9,13 +9,14 @@ import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
 import { isOneOf } from '../args';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { JOB_ID, JOB_OPTION, jobIdArg } from './jobId';
+import { describeChange, describeJob } from './jobLine';
 
 const submit = defineCommand({
   path: ['job', 'submit'],
   summary: 'delegate a job to a session and wait for its outcome',
   options: {
     session: { kind: 'string', value: 'TARGET', required: true, aliases: ['agent-session'], description: 'NAME, tmux:NAME, herdr:NAME, remote:RUNNER or remote:RUNNER/SESSION' },
-    agent: { kind: 'string', value: 'AGENT', description: "the session's agent, as the seeds named it: checked against a local session MAM knows, else ignored" },
+    agent: { kind: 'string', value: 'AGENT', description: "the session's agent, as the seeds named it: checked against a local session MAM knows, else ignored; human: --session names a person (human:NAME)" },
     prompt: { kind: 'string', value: 'TEXT', description: 'the task (or use --brief)' },
     brief: { kind: 'string', value: 'FILE', description: 'a file holding the task (any language, any length)' },
     title: { kind: 'string', value: 'TEXT', description: 'a short title for lists (default: the first sentence of the task, at most 60 characters)' },
@@ -54,13 +55,18 @@ const submit = defineCommand({
       if (o[flag] !== undefined && type !== forType) throw new UsageError(`--${ctx.args.aliasUsed[flag] ?? flag} goes with --type ${forType}`);
     }
     if (type !== 'direct' && o['no-wait']) throw new UsageError(`--no-wait is not available for --type ${type}: its turns are run by this command`);
-    if (o.agent !== undefined) await checkAgentOf(ctx, 'agent', o.agent, o.session);
+    // The seeds named a person with `--agent human --agent-session NAME`: the job goes to human:NAME.
+    const session = o.agent !== undefined ? await targetOf(ctx, 'agent', o.agent, o.session, ctx.args.aliasUsed.session ?? 'session') : o.session;
     // The parser keeps --reviewer AGENT aside only beside --reviewer-session, so the reviewer is there.
-    if (o['reviewer-agent'] !== undefined && o.reviewer !== undefined) await checkAgentOf(ctx, 'reviewer', o['reviewer-agent'], o.reviewer);
+    const reviewer = o['reviewer-agent'] !== undefined && o.reviewer !== undefined ? await targetOf(ctx, 'reviewer', o['reviewer-agent'], o.reviewer, 'reviewer-session') : o.reviewer;
     const engine = ctx.jobs();
     const json = Boolean(o.json);
-    engine.ledger.onDidChangeJob(({ job, previous }) => {
-      if (!json && job.state !== previous) ctx.io.stderr(`mam: job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}\n`);
+    // Only the jobs this command registers (its own, and a discussion's or loop's turns): the
+    // engine also learns of every other job of the workspace, which is not what was asked about.
+    const own = new Set<string>();
+    engine.ledger.onDidChangeJob(({ job, previous, registered }) => {
+      if (registered) own.add(job.id);
+      if (!json && own.has(job.id) && job.state !== previous) ctx.io.stderr(describeChange(job, previous));
     });
     // A `--type loop` job is a review loop with one reviewer, saved and resumable like any (`mam loop resume`).
     const submitLoop: typeof submitDiscussion = (e, req) => {
@@ -70,8 +76,8 @@ const submit = defineCommand({
     };
     const submit = type === 'direct' ? submitJob : type === 'discuss' ? submitDiscussion : submitLoop;
     const result = await submit(engine, {
-      session: o.session,
-      ...(o.reviewer !== undefined ? { reviewer: o.reviewer } : {}),
+      session,
+      ...(reviewer !== undefined ? { reviewer } : {}),
       ...(o['max-iter'] !== undefined ? { maxIter: o['max-iter'] } : {}),
       ...(o.with !== undefined ? { partner: o.with } : {}),
       ...(o['max-turns'] !== undefined ? { maxTurns: o['max-turns'] } : {}),
@@ -90,7 +96,7 @@ const submit = defineCommand({
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });
-    else ctx.out(`${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${job.detail ? `: ${printable(job.detail, 2000)}` : job.why ? `: ${printable(job.why, 2000)}` : ''}`);
+    else ctx.out(describeJob(job));
     return result.exitCode;
   },
 });
@@ -102,14 +108,21 @@ const SEED_AGENT_NAMES: Readonly<Record<string, string>> = { 'claude-code': 'cla
  * The seeds named the agent beside its session (`--agent claude --agent-session herdr:w1`). The
  * agent is the session's own, so the flag decides nothing; but a local session MAM knows that runs
  * another agent means the caller meant another session, and nothing is sent. For a remote runner,
- * a person, or a session not registered here, there is nothing to check it against.
+ * a person, or a session not registered here, there is nothing to check it against. The agent
+ * `human` names a person: `--agent human --agent-session alice` is the target `human:alice`.
  */
-async function checkAgentOf(ctx: CommandContext, flag: string, agent: string, target: string): Promise<void> {
+async function targetOf(ctx: CommandContext, flag: string, agent: string, target: string, sessionFlag: string): Promise<string> {
   const where = parseTarget(target);
-  if (where.kind !== 'local') return;
-  const row = await ctx.controlPlane().sessions.get(where.name);
   const named = agent.trim().toLowerCase();
-  if (!row || (SEED_AGENT_NAMES[named] ?? named) === row.agent) return;
+  if (named === 'human') {
+    if (where.kind === 'human') return target;
+    // The seeds wrote a person's session as any other (`herdr:alice`): the name is the person's.
+    if (where.kind === 'local') return `human:${where.name}`;
+    throw new UsageError(`--${flag} human names a person: give --${sessionFlag} NAME (or human:NAME), not ${printable(target, 60)}`);
+  }
+  if (where.kind !== 'local') return target;
+  const row = await ctx.controlPlane().sessions.get(where.name);
+  if (!row || (SEED_AGENT_NAMES[named] ?? named) === row.agent) return target;
   throw new UsageError(`--${flag} ${printable(agent, 40)}: session ${row.name} runs ${row.agent}, not ${printable(agent, 40)}; name the session that runs it, or leave --${flag} out`);
 }
 

@@ -22,6 +22,8 @@ export const ExitCode = {
   usage: 64,
   /** An internal error: a bug, or the machine refused something we could not anticipate. */
   internal: 70,
+  /** `job wait --timeout`: the wait ran out while the jobs are still open (sysexits' EX_TEMPFAIL: wait again). */
+  stillOpen: 75,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -14,6 +14,8 @@ type Parser<T> = (raw: string) => T;
 interface KeySpec<T> {
   /** Environment / `.mam.env` variable. */
   env: string;
+  /** The seeds' name for the same variable, read (in the environment, then `.mam.env`) where `env` is unset. */
+  seedEnv?: string;
   /** VS Code setting under `mam.` (the extension passes these in). */
   setting: string;
   default: T;
@@ -56,8 +58,8 @@ export const CONFIG_KEYS = {
   jobTimeoutS: { env: 'MAM_JOB_TIMEOUT_S', setting: 'timers.jobTimeout', default: 3600, parse: seconds(1), describe: 'wall-clock budget of a job, in seconds' },
   dispatchWaitS: { env: 'MAM_DISPATCH_WAIT_S', setting: 'timers.dispatchWait', default: 300, parse: seconds(0), describe: 'seconds to wait for a busy session before giving up on delivery' },
   mux: { env: 'MAM_MUX', setting: 'multiplexer', default: 'tmux' as 'tmux' | 'herdr', parse: muxKind, describe: 'default multiplexer for new sessions' },
-  tmuxServer: { env: 'MAM_TMUX_SERVER', setting: 'tmuxServer', default: '', parse: text, describe: 'tmux server (-L) name; empty: mam-<workspace>' },
-  herdrSession: { env: 'MAM_HERDR_SESSION', setting: 'herdrSession', default: '', parse: text, describe: 'herdr session name; empty: mam-<workspace>' },
+  tmuxServer: { env: 'MAM_TMUX_SERVER', seedEnv: 'TMUX_SERVER_NAME', setting: 'tmuxServer', default: '', parse: text, describe: "tmux server (-L) name; empty: mam-<workspace>; default: your own tmux server, shared with you" },
+  herdrSession: { env: 'MAM_HERDR_SESSION', seedEnv: 'HERDR_SESSION_NAME', setting: 'herdrSession', default: '', parse: text, describe: "herdr session name; empty: mam-<workspace>; default: your own herdr, shared with you" },
   brokerHost: { env: 'MQTT_BROKER', setting: 'broker.host', default: '', parse: text, describe: 'external MQTT broker host or URL; empty: the embedded broker' },
   brokerPort: { env: 'MQTT_PORT', setting: 'broker.port', default: 0, parse: wholeNumber(0, 65535), describe: 'external broker port; 0: 1883, or 8883 with TLS' },
   brokerUsername: { env: 'MQTT_USERNAME', setting: 'broker.username', default: '', parse: text, describe: 'external broker user name' },
@@ -80,6 +82,8 @@ export interface AgentOverride {
 export interface ResolvedConfig {
   values: MamConfig;
   sources: Record<ConfigKey, ConfigSource>;
+  /** The seeds' variable a value was read from, where it was (`TMUX_SERVER_NAME`), by key. */
+  seedVariables?: Partial<Record<ConfigKey, string>>;
   /** MAM_AGENT_COMMAND_<AGENT> / MAM_AGENT_ARGS_<AGENT> (settings `agents.<agent>.command|args`). */
   agents: Partial<Record<AgentName, AgentOverride>>;
   /** The `.mam.env` that was read, if any. */
@@ -112,31 +116,38 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
   }
   const values = {} as Record<ConfigKey, unknown>;
   const sources = {} as Record<ConfigKey, ConfigSource>;
+  const seedVariables: Partial<Record<ConfigKey, string>> = {};
   for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
     const spec: KeySpec<unknown> = CONFIG_KEYS[key];
     const flag = input.flags?.[key];
-    const fromEnv = input.env[spec.env];
+    // The seeds' variable counts where MAM's own is not set: in the environment, then in .mam.env.
+    const seed = spec.seedEnv;
+    const envName = (input.env[spec.env] === undefined || input.env[spec.env] === '') && seed && input.env[seed] ? seed : spec.env;
+    const fromEnv = input.env[envName];
     const fromSetting = input.settings?.[spec.setting];
-    const fromFile = fileValues.get(spec.env);
-    const parse = (raw: string, where: string): unknown => {
+    const fileName = !fileValues.has(spec.env) && seed && fileValues.has(seed) ? seed : spec.env;
+    const fromFile = fileValues.get(fileName);
+    const parse = (raw: string, name: string, where: string): unknown => {
       try {
         return spec.parse(raw);
       } catch (err) {
-        throw new ConfigError(`${spec.env} ${where}: ${(err as Error).message}`);
+        throw new ConfigError(`${name} ${where}: ${(err as Error).message}`);
       }
     };
     if (flag !== undefined) {
       values[key] = flag;
       sources[key] = 'flag';
     } else if (fromEnv !== undefined && fromEnv !== '') {
-      values[key] = parse(fromEnv, 'in the environment');
+      values[key] = parse(fromEnv, envName, 'in the environment');
       sources[key] = 'env';
+      if (envName !== spec.env) seedVariables[key] = envName;
     } else if (fromSetting !== undefined && fromSetting !== null && fromSetting !== '') {
-      values[key] = parse(String(fromSetting), `(setting mam.${spec.setting})`);
+      values[key] = parse(String(fromSetting), spec.env, `(setting mam.${spec.setting})`);
       sources[key] = 'setting';
     } else if (fromFile !== undefined) {
-      values[key] = parse(fromFile, `in ${envFile}`);
+      values[key] = parse(fromFile, fileName, `in ${envFile}`);
       sources[key] = '.mam.env';
+      if (fileName !== spec.env) seedVariables[key] = fileName;
     } else {
       values[key] = spec.default;
       sources[key] = 'default';
@@ -166,21 +177,22 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
     }
     if (override.program || override.args) agents[agent] = override;
   }
-  return { values: values as MamConfig, sources, agents, ...(envFileRead ? { envFile: envFileRead } : {}) };
+  return { values: values as MamConfig, sources, agents, ...(Object.keys(seedVariables).length ? { seedVariables } : {}), ...(envFileRead ? { envFile: envFileRead } : {}) };
 }
 
 /** Where a setting's value came from, for a message about it: `MAM_REPORTS_DIR in the environment`, `the setting mam.reportsDir` … */
 export function sourceOf(config: ResolvedConfig, key: ConfigKey): string {
   const spec = CONFIG_KEYS[key];
+  const variable = config.seedVariables?.[key] ?? spec.env;
   switch (config.sources[key]) {
     case 'flag':
       return `the flag for ${spec.env}`;
     case 'env':
-      return `${spec.env} in the environment`;
+      return `${variable} in the environment`;
     case 'setting':
       return `the setting mam.${spec.setting}`;
     case '.mam.env':
-      return `${spec.env} in ${config.envFile ?? '.mam.env'}`;
+      return `${variable} in ${config.envFile ?? '.mam.env'}`;
     case 'default':
       return `the default ${spec.env}`;
   }

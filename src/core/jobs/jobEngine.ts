@@ -12,6 +12,7 @@ import type { SessionService } from '../sessions/sessionService';
 import { JobBus } from './jobBus';
 import { JobLedger } from './jobLedger';
 import { watchUsage } from './jobUsage';
+import { keepPaneText } from './paneText';
 import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
 
@@ -45,6 +46,7 @@ export class JobEngine extends DisposableBase {
     super();
     this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger));
     this._register(watchUsage(this));
+    this._register(keepPaneText(this));
     this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);
   }
 

@@ -18,6 +18,8 @@ export interface JobChange {
   previous: JobState | null;
   /** Fields changed without an event or a state change (delivery, owner): other processes' timers depend on them. */
   patched?: boolean;
+  /** Registered by this process (not a job it learned of from the disk or the broker). */
+  registered?: boolean;
 }
 
 export type ApplyOutcome =
@@ -34,8 +36,11 @@ export type ApplyOutcome =
 export class JobLedger extends DisposableBase {
   private readonly changed = this._register(new Emitter<JobChange>());
   private readonly applied = this._register(new Emitter<{ job: JobRecord; payload: EventPayload; late: boolean }>());
+  private readonly ended = this._register(new Emitter<JobRecord>());
   readonly onDidChangeJob = this.changed.event;
   readonly onDidApplyEvent = this.applied.event;
+  /** A job this process ended (an event, a timer, a cancel applied here): fired in this process only, once per job. */
+  readonly onDidEndJob = this.ended.event;
   /** What this process last knew of each job, to notice changes other processes made. */
   private readonly known = new Map<string, string>();
 
@@ -59,7 +64,7 @@ export class JobLedger extends DisposableBase {
       audit.writeStatus(job.id, statusOf(job));
     });
     this.known.set(job.id, fingerprint(job));
-    this.changed.fire({ job, previous: null });
+    this.changed.fire({ job, previous: null, registered: true });
     return job;
   }
 
@@ -232,8 +237,10 @@ export class JobLedger extends DisposableBase {
   private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
     if (!change) return undefined;
     this.known.set(change.job.id, fingerprint(change.job));
-    if (isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous))) await this.releaseSession(change.job);
+    const ended = isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous));
+    if (ended) await this.releaseSession(change.job);
     this.changed.fire(change);
+    if (ended) this.ended.fire(change.job);
     return change.job;
   }
 

@@ -3,7 +3,8 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { sleep } from '../base/process';
 import { shellQuote } from '../base/shellWords';
-import { MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
+import { herdrServerConfig } from './herdrConfig';
+import { isUsersOwnServer, MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 import { serverEnvironment } from './tmux';
 
 export interface HerdrOptions {
@@ -13,6 +14,8 @@ export interface HerdrOptions {
   env?: NodeJS.ProcessEnv;
   /** How to run herdr; default ['herdr']. */
   herdrCommand?: string[];
+  /** Told what the user should know when this backend starts a server (their config unreadable …). */
+  warn?: (message: string) => void;
 }
 
 /** The states `pane.report_agent` accepts (`done` is herdr's own, never reported). */
@@ -65,7 +68,7 @@ export class HerdrBackend implements Multiplexer {
   private processInfoKnown: boolean | undefined;
   private starting: Promise<void> | undefined;
 
-  constructor(options: HerdrOptions) {
+  constructor(private readonly options: HerdrOptions) {
     if (!SESSION_NAME.test(options.session) || options.session === '.' || options.session === '..') {
       throw new MuxError(`invalid herdr session name '${options.session}': use 1-64 letters, digits, '.', '_' or '-'`);
     }
@@ -146,6 +149,14 @@ export class HerdrBackend implements Multiplexer {
 
   async capture(paneId: string): Promise<string> {
     const result = await this.call('pane.read', { pane_id: paneId, source: 'visible' });
+    const read = (result as { read?: { text?: unknown } }).read;
+    if (typeof read?.text !== 'string') throw new HerdrError('pane.read', 'bad_response', 'no read.text in the answer');
+    return read.text;
+  }
+
+  /** herdr returns at most 1,000 recent lines (docs/herdr-socket-api.md, `pane.read`). */
+  async captureRecent(paneId: string, lines: number): Promise<string> {
+    const result = await this.call('pane.read', { pane_id: paneId, source: 'recent_unwrapped', lines: Math.min(1000, Math.max(1, Math.floor(lines))) });
     const read = (result as { read?: { text?: unknown } }).read;
     if (typeof read?.text !== 'string') throw new HerdrError('pane.read', 'bad_response', 'no read.text in the answer');
     return read.text;
@@ -242,11 +253,18 @@ export class HerdrBackend implements Multiplexer {
   private async startServer(): Promise<void> {
     if (await this.isRunning()) return;
     const [file, ...args] = this.herdrCommand;
-    const child = spawnChild(file!, [...args, '--session', this.server, 'server'], {
+    const env = herdrServerEnvironment(this.env);
+    // The user's own server keeps the user's config; one of MAM's never relaunches agents by itself.
+    if (!isUsersOwnServer(this.server)) {
+      const config = herdrServerConfig(path.dirname(this.socketPath), this.env);
+      if (config.warning) this.options.warn?.(config.warning);
+      if (config.file) env.HERDR_CONFIG_PATH = config.file;
+    }
+    const child = spawnChild(file!, [...args, ...(isUsersOwnServer(this.server) ? [] : ['--session', this.server]), 'server'], {
       detached: true,
       stdio: 'ignore',
       cwd: '/',
-      env: herdrServerEnvironment(this.env),
+      env,
     });
     let failure: Error | undefined;
     child.on('error', (err: NodeJS.ErrnoException) => {
@@ -279,10 +297,13 @@ function herdrServerEnvironment(env: NodeJS.ProcessEnv): Record<string, string> 
   return out;
 }
 
-/** `$XDG_CONFIG_HOME/herdr/sessions/<session>/herdr.sock`, else under `$HOME/.config`. */
+/**
+ * `$XDG_CONFIG_HOME/herdr/sessions/<session>/herdr.sock`, else under `$HOME/.config`; the user's
+ * own server (`default`) answers on `herdr/herdr.sock` there.
+ */
 export function herdrSocketPath(session: string, env: NodeJS.ProcessEnv): string {
   const config = env.XDG_CONFIG_HOME || path.join(env.HOME || '/', '.config');
-  const socket = path.join(config, 'herdr', 'sessions', session, 'herdr.sock');
+  const socket = isUsersOwnServer(session) ? path.join(config, 'herdr', 'herdr.sock') : path.join(config, 'herdr', 'sessions', session, 'herdr.sock');
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
     throw new MuxError(`the herdr socket path is too long for a Unix socket (${Buffer.byteLength(socket)} > ${MAX_SOCKET_PATH} bytes): ${socket}`);
   }

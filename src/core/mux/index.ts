@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { UsageError } from '../base/errors';
+import { printable } from '../base/ids';
+import type { Logger } from '../base/log';
 import type { MuxKind } from '../store/sessionSchema';
 import type { Multiplexer } from './multiplexer';
 import { HerdrBackend } from './herdr';
@@ -8,10 +10,10 @@ import { TmuxBackend } from './tmux';
 
 export type MuxFactory = (kind: MuxKind, server: string) => Multiplexer;
 
-/** Builds the real backends, with the environment multiplexer commands run in. */
-export function realMuxFactory(env: NodeJS.ProcessEnv): MuxFactory {
+/** Builds the real backends, with the environment multiplexer commands run in; `logger` hears what a user should know. */
+export function realMuxFactory(env: NodeJS.ProcessEnv, logger?: Pick<Logger, 'warn'>): MuxFactory {
   return (kind, server) => {
-    return kind === 'tmux' ? new TmuxBackend({ server, env }) : new HerdrBackend({ session: server, env });
+    return kind === 'tmux' ? new TmuxBackend({ server, env }) : new HerdrBackend({ session: server, env, ...(logger ? { warn: (m: string) => logger.warn(m) } : {}) });
   };
 }
 
@@ -28,7 +30,9 @@ export function defaultServerName(workspace: string): string {
 const SERVER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 export function checkServerName(server: string): void {
-  if (!SERVER_NAME.test(server) || server === '.' || server === '..' || server === 'default') {
-    throw new UsageError(`'${server}' is not a usable server name; use letters, digits, '.', '_' and '-' (not 'default')`, 'bad_server');
+  if (!SERVER_NAME.test(server) || server === '.' || server === '..') {
+    throw new UsageError(`'${printable(server, 64)}' is not a usable server name; use letters, digits, '.', '_' and '-'`, 'bad_server');
   }
 }
+
+export { USERS_OWN_SERVER, isUsersOwnServer } from './multiplexer';

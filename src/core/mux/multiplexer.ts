@@ -53,6 +53,8 @@ export interface Multiplexer {
   listPanes(): Promise<PaneInfo[]>;
   /** The pane's visible screen as text, soft-wrapped lines joined. */
   capture(paneId: string): Promise<string>;
+  /** The pane's last `lines` lines, scrollback included (as many as the multiplexer keeps), soft-wrapped lines joined. */
+  captureRecent(paneId: string, lines: number): Promise<string>;
   /** Types `text` into the pane literally (as a paste where the program asked for bracketed paste). */
   sendText(paneId: string, text: string): Promise<void>;
   sendKeys(paneId: string, keys: readonly Key[]): Promise<void>;
@@ -67,4 +69,19 @@ export class MuxError extends MamError {
   constructor(message: string) {
     super(message, 'mux', ExitCode.failed);
   }
+}
+
+/**
+ * The name tmux (`-L default`) and herdr (`default`, its socket outside `sessions/`) give a user's
+ * own server. MAM uses it only when a setting or flag names it (the seeds' way to share it), and
+ * then shares it: panes there that MAM did not start are the user's, never adopted as sessions,
+ * and the user's own configuration applies.
+ */
+export const USERS_OWN_SERVER = 'default';
+
+/** Lines of scrollback MAM's own servers keep per pane (tmux keeps 2,000 by default): a job's pane text is kept from them. */
+export const PANE_HISTORY_LINES = 10_000;
+
+export function isUsersOwnServer(server: string): boolean {
+  return server === USERS_OWN_SERVER;
 }

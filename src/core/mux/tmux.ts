@@ -1,5 +1,5 @@
 import { exec, ProgramNotFoundError, type ExecResult } from '../base/exec';
-import { MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
+import { isUsersOwnServer, MuxError, PANE_HISTORY_LINES, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 
 export interface TmuxOptions {
   /** The `-L` socket name. */
@@ -16,7 +16,8 @@ const PANE_FORMAT = ['#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_curren
 const NO_SERVER = /no server running|error connecting to|failed to connect to server|server exited unexpectedly|no current target|No such file or directory/i;
 
 /**
- * A tmux server of our own (`tmux -L <server>`), never the user's default one. Each MAM session
+ * A tmux server of our own (`tmux -L <server>`), never the user's default one unless the user names
+ * it (`default`: multiplexer.ts). Each MAM session
  * gets its own tmux session (so two terminals can attach to two agents independently), with the
  * MAM session name kept on the pane as the user option `@mam-session`.
  */
@@ -43,7 +44,11 @@ export class TmuxBackend implements Multiplexer {
     const argv = request.argv.length === 1 ? ['env', '--', request.argv[0]!] : [...request.argv];
     const envArgs = Object.entries(request.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const sessionName = await this.freeSessionName(request.label);
+    // A pane keeps the scrollback it was made with: MAM's own servers keep more of it (a job's pane
+    // text is saved from it); the user's own server keeps the user's settings.
+    const history = isUsersOwnServer(this.server) ? [] : ['start-server', ';', 'set-option', '-g', 'history-limit', String(PANE_HISTORY_LINES), ';'];
     const r = await this.tmux([
+      ...history,
       'new-session', '-d', '-P', '-F', `#{pane_id}${SEP}#{pane_pid}`,
       '-s', sessionName, '-c', request.cwd, '-x', '200', '-y', '50', ...envArgs, '--', ...argv,
     ]);
@@ -80,6 +85,12 @@ export class TmuxBackend implements Multiplexer {
 
   async capture(paneId: string): Promise<string> {
     const r = await this.tmux(['capture-pane', '-p', '-J', '-t', paneId]);
+    if (r.exitCode !== 0) throw new MuxError(`cannot read pane ${paneId}: ${firstLine(r.stderr)}`);
+    return r.stdout;
+  }
+
+  async captureRecent(paneId: string, lines: number): Promise<string> {
+    const r = await this.tmux(['capture-pane', '-p', '-J', '-S', `-${Math.max(0, Math.floor(lines))}`, '-t', paneId]);
     if (r.exitCode !== 0) throw new MuxError(`cannot read pane ${paneId}: ${firstLine(r.stderr)}`);
     return r.stdout;
   }
@@ -123,7 +134,8 @@ export class TmuxBackend implements Multiplexer {
   }
 
   private async tmux(args: string[], input?: string): Promise<ExecResult> {
-    const base = ['-L', this.server, '-f', this.options.configFile ?? '/dev/null'];
+    // The user's own server (named by them: multiplexer.ts) keeps the user's configuration.
+    const base = ['-L', this.server, ...(isUsersOwnServer(this.server) ? [] : ['-f', this.options.configFile ?? '/dev/null'])];
     try {
       return await exec('tmux', [...base, ...args], { env: serverEnvironment(this.options.env ?? process.env), extendEnv: false, input, timeoutMs: 15_000 });
     } catch (err) {

@@ -8,7 +8,7 @@ import type { StoreContext } from '../agents/adapter';
 import { readScreen } from '../agents/screens';
 import type { ResolvedConfig } from '../config/settings';
 import type { ControlPlane } from '../store/controlPlane';
-import { checkServerName, defaultServerName, type MuxFactory } from '../mux';
+import { checkServerName, defaultServerName, isUsersOwnServer, type MuxFactory } from '../mux';
 import { injectLine, lastLines, type InjectOptions, type InjectReport, type NamedScreen } from '../mux/inject';
 import type { Multiplexer } from '../mux/multiplexer';
 import { withLock } from '../store/lock';
@@ -104,6 +104,9 @@ export class SessionService {
     if (mux !== 'tmux' && mux !== 'herdr') throw new UsageError(`unknown multiplexer '${printable(mux, 40)}'; choose tmux or herdr`);
     const server = request.server ?? this.defaultServer(mux);
     checkServerName(server);
+    if (isUsersOwnServer(server)) {
+      this.deps.logger.warn(`session '${request.name}' goes on your own ${mux} server ('${server}'), as you asked: MAM shares it with you (your panes there stay yours; stopping MAM's sessions closes only their panes)`);
+    }
     const cwd = existingDirectory(path.resolve(request.baseDir, request.cwd ?? '.'));
     const { program, args } = this.commandFor(adapter, request.command);
     const existing = await this.registry.get(request.name);

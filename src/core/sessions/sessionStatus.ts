@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { nameProblem } from '../base/ids';
 import { isAgentName } from '../agents';
 import type { NamedScreen } from '../mux/inject';
-import type { PaneInfo } from '../mux/multiplexer';
+import { isUsersOwnServer, type PaneInfo } from '../mux/multiplexer';
 import type { SessionRegistry } from '../store/sessionRegistry';
 import type { MuxKind, SessionRow } from '../store/sessionSchema';
 import { abandonedStart, type SessionService } from './sessionService';
@@ -68,6 +68,8 @@ export async function sessionStatus(service: SessionService, sessions: readonly 
   }));
   for (const [k, list] of panes) {
     for (const pane of list) {
+      // On the user's own server, the panes MAM did not start are the user's, not drift.
+      if (isUsersOwnServer(pane.server)) continue;
       if (pane.alive && !claimed.has(`${k}\u0000${pane.id}`)) states.push({ session: null, pane, drift: ['unregistered_pane'], attention: null });
     }
   }
