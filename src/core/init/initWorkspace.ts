@@ -9,7 +9,7 @@ import { agentRules, agentRulesSection, appendSection, findSection, removeSectio
 import { envTemplate, legacySettings } from './envTemplate';
 import { appendExclude, excludeFileOf, gitIgnores, removeExclude } from './gitExclude';
 import { readManifest, sha256, writeManifest, type ManifestEntry } from './manifest';
-import { mamSkills, skillFile, SKILL_ROOTS } from './skills';
+import { mamSkills, skillFiles, SKILL_ROOTS } from './skills';
 
 export type InitMode = 'install' | 'update' | 'remove';
 
@@ -95,9 +95,9 @@ function artifacts(workspace: string, cli: string): Artifact[] {
   const skills = mamSkills(cli, workspace);
   return [
     envArtifact(workspace),
-    ...SKILL_ROOTS.flatMap((root) => skills.map((s): Artifact => ({ path: `${root}/${s.name}/SKILL.md`, kind: 'file', content: skillFile(s) }))),
-    { path: 'AGENTS.md', kind: 'section', content: agentRulesSection(cli) },
-    { path: '.claude/rules/mam.md', kind: 'file', content: `${agentRules(cli)}\n`, note: 'the same rules, for Claude Code (which does not read AGENTS.md)' },
+    ...SKILL_ROOTS.flatMap((root) => skills.flatMap((s) => skillFiles(s).map((f): Artifact => ({ path: `${root}/${s.name}/${f.path}`, kind: 'file', content: f.content })))),
+    { path: 'AGENTS.md', kind: 'section', content: agentRulesSection(cli, skills.map((s) => s.name)) },
+    { path: '.claude/rules/mam.md', kind: 'file', content: `${agentRules(cli, skills.map((s) => s.name))}\n`, note: 'the same rules, for Claude Code (which does not read AGENTS.md)' },
   ];
 }
 
