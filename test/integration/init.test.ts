@@ -175,6 +175,28 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     assert.equal(read(repo, 'AGENTS.md'), '# Agents\n\nUse tabs.\n');
   });
 
+  it('a file an older MAM wrote and this one no longer installs: plain init says so, --update takes it back with its folder (an edited one stays, and stays listed for --remove)', async () => {
+    const repo = freshClone({ 'AGENTS.md': '# Agents\n', '.gitignore': '.mam.env\n' });
+    const gone = '.agents/skills/mam-retired/SKILL.md';
+    const edited = '.claude/skills/mam-retired/SKILL.md';
+    initializedBefore(repo, { [gone]: '---\nname: mam-retired\ndescription: "x"\n---\n', [edited]: '---\nname: mam-retired\ndescription: "x"\n---\n' });
+    fs.appendFileSync(path.join(repo, edited), 'Ours now.\n');
+
+    const told = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'install' });
+    assert.equal(byPath(told)[gone], 'outdated');
+    assert.ok(fs.existsSync(path.join(repo, gone)), 'plain init removes nothing');
+
+    const updated = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'update' });
+    assert.deepEqual([byPath(updated)[gone], byPath(updated)[edited]], ['removed', 'kept']);
+    assert.equal(updated.items.find((i) => i.path === gone)?.note, 'no longer installed');
+    assert.ok(!fs.existsSync(path.join(repo, '.agents/skills/mam-retired')), 'its folder went with it');
+    assert.equal(read(repo, edited), '---\nname: mam-retired\ndescription: "x"\n---\nOurs now.\n');
+
+    const removed = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'remove' });
+    assert.equal(byPath(removed)[edited], 'kept');
+    assert.deepEqual(status(repo), [`?? ${edited}`]);
+  });
+
   it('--remove takes back exactly what was added: AGENTS.md and info/exclude byte for byte, the user’s edits kept; .mam/ stays', async () => {
     const original = '# Agents\n\nUse tabs.'; // no final newline: the separator init adds goes too
     const repo = freshClone({ 'AGENTS.md': original });
