@@ -3,12 +3,18 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseEnvFile } from '../../src/core/config/envFile';
+import { appendSection } from '../../src/core/init/agentRules';
 import { initWorkspace, type InitResult } from '../../src/core/init/initWorkspace';
-import { mam, snapshotTree, tempDir } from '../support/helpers';
+import { sha256, writeManifest, type ManifestEntry } from '../../src/core/init/manifest';
+import { mamSkills, skillFiles } from '../../src/core/init/skills';
+import { ControlPlanePaths } from '../../src/core/store/paths';
+import { CLI, mam, REPO_ROOT, snapshotTree, tempDir } from '../support/helpers';
+
+const SKILLS = ['mam-jobs', 'mam-loop', 'mam-monitor', 'mam-orchestrator', 'mam-remote', 'mam-sessions', 'mam-worktrees'];
 
 /** Everything `mam init` means to put into a checkout, as `git status --porcelain --untracked-files=all` lists it. */
 const INSTALLED = [
-  ...['.agents', '.claude'].flatMap((root) => ['mam-jobs', 'mam-loop', 'mam-remote', 'mam-sessions', 'mam-worktrees'].map((s) => `${root}/skills/${s}/SKILL.md`)),
+  ...['.agents', '.claude'].flatMap((root) => [...SKILLS.map((s) => `${root}/skills/${s}/SKILL.md`), `${root}/skills/mam-jobs/references/job-types.md`]),
   '.claude/rules/mam.md',
   'AGENTS.md',
 ].sort();
@@ -36,6 +42,32 @@ function freshClone(files: Record<string, string> = { 'README.md': '# A project\
   return fs.realpathSync(clone);
 }
 
+/**
+ * A workspace as `mam init` left it before issue 22 (five skills, thinner): the files it wrote
+ * (test/fixtures/init-before-issue-22.json), its AGENTS.md section, and its manifest, each with
+ * the SHA-256 of what it wrote. `extra`: more files it is taken to have written.
+ */
+function initializedBefore(repo: string, extra: Record<string, string> = {}): void {
+  const fixture = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'test/fixtures/init-before-issue-22.json'), 'utf8')) as { cli: string; files: Record<string, string>; sections: Record<string, string> };
+  const render = (text: string) => text.split('@WORKSPACE@').join(repo);
+  new ControlPlanePaths(repo).ensureDir();
+  const entries: ManifestEntry[] = [];
+  for (const [rel, text] of Object.entries({ ...fixture.files, ...extra })) {
+    const made: string[] = [];
+    for (let d = path.posix.dirname(rel); d !== '.' && !fs.existsSync(path.join(repo, d)); d = path.posix.dirname(d)) made.unshift(d);
+    entries.push(...made.map((d): ManifestEntry => ({ kind: 'dir', path: d })));
+    fs.mkdirSync(path.join(repo, path.posix.dirname(rel)), { recursive: true });
+    fs.writeFileSync(path.join(repo, rel), render(text), { mode: rel === '.mam.env' ? 0o600 : 0o644 });
+    entries.push({ kind: 'file', path: rel, sha256: sha256(render(text)) });
+  }
+  for (const [rel, section] of Object.entries(fixture.sections)) {
+    const { text, separator } = appendSection(read(repo, rel), render(section));
+    fs.writeFileSync(path.join(repo, rel), text);
+    entries.push({ kind: 'section', path: rel, sha256: sha256(render(section)), separator, created_file: false });
+  }
+  writeManifest(repo, fixture.cli, entries);
+}
+
 describe('mam init: setting a workspace up, again, --update and --remove (real git)', () => {
   it('in a fresh clone: git sees only the skills, the rules and AGENTS.md; .mam.env is 0600 and ignored by a per-clone exclude; a second run changes nothing and says so', async () => {
     const repo = freshClone({ 'README.md': '# A project\n', '.gitignore': 'node_modules/\n' });
@@ -50,12 +82,12 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     assert.equal(fs.statSync(path.join(repo, '.mam.env')).mode & 0o777, 0o600);
     assert.equal(git(repo, 'check-ignore', '-v', '.mam.env').split(':')[0], '.git/info/exclude');
     assert.equal(read(repo, '.git/info/exclude'), `${excludeBefore}# Multi-Agent Mux (mam init): broker credentials stay out of git\n.mam.env\n`);
-    assert.match(read(repo, '.claude/skills/mam-jobs/SKILL.md'), /^---\nname: mam-jobs\ndescription: ".+"\n---\n/);
+    assert.match(read(repo, '.claude/skills/mam-jobs/SKILL.md'), /^---\nname: mam-jobs\ndescription: ".+"\nversion: [\s\S]*?\n---\n/);
 
     const before = tree(repo);
     const second = await mam(['init'], { cwd: repo });
     assert.equal(second.exitCode, 0, second.stderr);
-    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(14 files in place\)\.$/m);
+    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(20 files in place\)\.$/m);
     assert.doesNotMatch(second.stdout, /created|appended|updated/);
     const json = JSON.parse((await mam(['init', '--json'], { cwd: repo })).stdout) as InitResult;
     assert.equal(json.changed, false);
@@ -91,6 +123,78 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     const again = await initWorkspace({ workspace: repo, cliPath: '/opt/mam-2/dist/cli.js', mode: 'update' });
     assert.equal(again.changed, false);
     assert.equal(byPath(again)[edited], 'kept');
+  });
+
+  it('--update brings a workspace set up before issue 22 up: the new skills and the job types reference, the five refreshed, an edited one named and kept, the rules refreshed; again, nothing changes and it says so', async () => {
+    const repo = freshClone({ 'AGENTS.md': '# Agents\n\nUse tabs.\n', '.gitignore': '.mam.env\n' });
+    initializedBefore(repo);
+    const edited = '.claude/skills/mam-loop/SKILL.md';
+    fs.appendFileSync(path.join(repo, edited), '\nAlways two reviewers.\n');
+    const userEdit = read(repo, edited);
+
+    const r = await mam(['init', '--update'], { cwd: repo });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const line = (action: string, rel: string) => new RegExp(`^  ${action} +${rel.replace(/\./g, '\\.')}$`, 'm');
+    for (const root of ['.agents', '.claude']) {
+      for (const name of ['mam-monitor', 'mam-orchestrator']) assert.match(r.stdout, line('created', `${root}/skills/${name}/SKILL.md`));
+      assert.match(r.stdout, line('created', `${root}/skills/mam-jobs/references/job-types.md`));
+      for (const name of ['mam-jobs', 'mam-sessions', 'mam-remote', 'mam-worktrees']) assert.match(r.stdout, line('updated', `${root}/skills/${name}/SKILL.md`));
+    }
+    assert.match(r.stdout, /^  updated +\.agents\/skills\/mam-loop\/SKILL\.md$/m);
+    assert.match(r.stdout, /^  kept +\.claude\/skills\/mam-loop\/SKILL\.md: edited since mam init wrote it; left as is$/m);
+    assert.match(r.stdout, /^  updated +AGENTS\.md$/m);
+    assert.match(r.stdout, /^  updated +\.claude\/rules\/mam\.md$/m);
+    assert.match(r.stdout, /^Done\. .* 1 kept as you left it\.$/m);
+
+    // Every file as this MAM writes it, the edited one as the user left it.
+    for (const skill of mamSkills(CLI, repo)) {
+      for (const f of skillFiles(skill)) {
+        for (const root of ['.agents/skills', '.claude/skills']) {
+          const rel = `${root}/${skill.name}/${f.path}`;
+          assert.equal(read(repo, rel), rel === edited ? userEdit : f.content, rel);
+        }
+      }
+    }
+    assert.match(read(repo, 'AGENTS.md'), /^# Agents\n\nUse tabs\.\n\n<!-- mam:begin -->\n[\s\S]*No change to core logic without a reviewed diff[\s\S]*<!-- mam:end -->\n$/);
+    assert.ok(!read(repo, 'AGENTS.md').includes('/opt/mam-old/'));
+    assert.deepEqual(untracked(repo), INSTALLED.filter((p) => p !== 'AGENTS.md'));
+
+    const before = tree(repo);
+    const again = await mam(['init', '--update'], { cwd: repo });
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.match(again.stdout, /^Nothing changed: this workspace is already set up \(19 files in place\)\. 1 kept as you left it\.$/m);
+    assert.doesNotMatch(again.stdout, /created|appended|updated|removed/);
+    assert.deepEqual(tree(repo), before, 'not a byte changed, .mam/init.json included');
+
+    // The manifest covers the new files too: --remove takes them back with their folders.
+    const removed = await mam(['init', '--remove'], { cwd: repo });
+    assert.equal(removed.exitCode, 0, removed.stderr);
+    assert.match(removed.stdout, /^  removed +\.agents\/skills\/mam-jobs\/references\/job-types\.md$/m);
+    assert.deepEqual(status(repo), [`?? ${edited}`]);
+    assert.ok(!fs.existsSync(path.join(repo, '.agents')));
+    assert.equal(read(repo, 'AGENTS.md'), '# Agents\n\nUse tabs.\n');
+  });
+
+  it('a file an older MAM wrote and this one no longer installs: plain init says so, --update takes it back with its folder (an edited one stays, and stays listed for --remove)', async () => {
+    const repo = freshClone({ 'AGENTS.md': '# Agents\n', '.gitignore': '.mam.env\n' });
+    const gone = '.agents/skills/mam-retired/SKILL.md';
+    const edited = '.claude/skills/mam-retired/SKILL.md';
+    initializedBefore(repo, { [gone]: '---\nname: mam-retired\ndescription: "x"\n---\n', [edited]: '---\nname: mam-retired\ndescription: "x"\n---\n' });
+    fs.appendFileSync(path.join(repo, edited), 'Ours now.\n');
+
+    const told = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'install' });
+    assert.equal(byPath(told)[gone], 'outdated');
+    assert.ok(fs.existsSync(path.join(repo, gone)), 'plain init removes nothing');
+
+    const updated = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'update' });
+    assert.deepEqual([byPath(updated)[gone], byPath(updated)[edited]], ['removed', 'kept']);
+    assert.equal(updated.items.find((i) => i.path === gone)?.note, 'no longer installed');
+    assert.ok(!fs.existsSync(path.join(repo, '.agents/skills/mam-retired')), 'its folder went with it');
+    assert.equal(read(repo, edited), '---\nname: mam-retired\ndescription: "x"\n---\nOurs now.\n');
+
+    const removed = await initWorkspace({ workspace: repo, cliPath: CLI, mode: 'remove' });
+    assert.equal(byPath(removed)[edited], 'kept');
+    assert.deepEqual(status(repo), [`?? ${edited}`]);
   });
 
   it('--remove takes back exactly what was added: AGENTS.md and info/exclude byte for byte, the user’s edits kept; .mam/ stays', async () => {

@@ -5,7 +5,8 @@
  * under and registers that conversation as the orchestrator's. Then to delegate a task using the
  * installed mam-jobs skill: the scripted model knows only the skill's path, the task and the session,
  * and takes the command line from the skill itself; the job goes to a MAM session of the other CLI
- * and completes.
+ * and completes. On the way, each CLI must list every installed skill to its model: it accepted the
+ * skills' frontmatter (the seeds' fields beside name and description).
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import * as path from 'node:path';
 import { adapterFor } from '../../src/core/agents';
 import { readScreen } from '../../src/core/agents/screens';
 import { isTerminal, type JobRecord } from '../../src/core/store/jobSchema';
+import { mamSkills, type Skill } from '../../src/core/init/skills';
 import { injectLine } from '../../src/core/mux/inject';
 import { TmuxBackend } from '../../src/core/mux/tmux';
 import type { OrchestratorEntry } from '../../src/core/sessions/orchestrators';
@@ -32,7 +34,7 @@ describe('mam init with real agents: an orchestrator registers itself and delega
 
   before(async function () {
     if (missing) return;
-    server = await startModelServer({ steps: { job: { run: ['printf "%s\\n" "{job}" >> jobs-done.txt'], detail: 'noted the job in jobs-done.txt' } } });
+    server = await startModelServer({ steps: { job: { run: ['printf "%s\\n" "{job}" >> jobs-done.txt'], detail: 'noted the job in jobs-done.txt' } } }, { dumpRequests: true });
   });
   after(async () => {
     await server?.stop();
@@ -82,6 +84,15 @@ describe('mam init with real agents: an orchestrator registers itself and delega
       assert.equal(entries[0]!.agent, orchestrator);
       const conversation = entries[0]!.conversation_id;
       assert.ok(conversationFile(home, workspace, orchestrator, conversation), `${orchestrator}'s own store holds conversation ${conversation}`);
+
+      // It read every installed skill's frontmatter (the seeds' fields beside name and description):
+      // the CLI lists each skill, by name and description, in what it sends the model.
+      const listed = (s: Skill) => JSON.stringify(`- ${s.name}: ${s.description.slice(0, 60)}`).slice(1, -1);
+      const sent = () => server.requests().map((r) => JSON.stringify(JSON.parse(r))).join('\n');
+      const skills = mamSkills(CLI, workspace);
+      await until(() => skills.every((s) => sent().includes(listed(s))), 30_000, `${orchestrator} to list the installed skills`).catch(() => {
+        assert.fail(`${orchestrator} does not list ${skills.filter((s) => !sent().includes(listed(s))).map((s) => s.name).join(', ')}`);
+      });
 
       // 2. Reading only the skill, it delegates; the worker completes the job.
       const skill = path.join(workspace, orchestrator === 'claude' ? '.claude/skills' : '.agents/skills', 'mam-jobs', 'SKILL.md');

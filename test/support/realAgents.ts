@@ -128,17 +128,21 @@ export interface ModelServer {
   usage(): ModelUsageEntry[];
   /** Connections a CLI tried to open beyond this server (HTTPS_PROXY points here): host:port each. */
   outbound(): string[];
+  /** The bodies of the requests so far, in order (only with `dumpRequests`). */
+  requests(): string[];
   stop(): Promise<void>;
 }
 
 /** Starts test/fixtures/model-server.js with `config`; resolves once it listens. */
-export async function startModelServer(config: ModelServerConfig = {}, options: { timeoutMs?: number } = {}): Promise<ModelServer> {
+export async function startModelServer(config: ModelServerConfig = {}, options: { timeoutMs?: number; dumpRequests?: boolean } = {}): Promise<ModelServer> {
   const dir = tempDir('model-server');
   const configFile = path.join(dir, 'config.json');
   const log = path.join(dir, 'requests.jsonl');
   const usageLog = path.join(dir, 'usage.jsonl');
+  const dump = path.join(dir, 'requests');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const child = spawn(process.execPath, [MODEL_SERVER, '--config', configFile, '--log', log], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MAM_MODEL_USAGE_LOG: usageLog } });
+  if (options.dumpRequests) fs.mkdirSync(dump);
+  const child = spawn(process.execPath, [MODEL_SERVER, '--config', configFile, '--log', log, ...(options.dumpRequests ? ['--dump', dump] : [])], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MAM_MODEL_USAGE_LOG: usageLog } });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     let err = '';
@@ -171,6 +175,7 @@ export async function startModelServer(config: ModelServerConfig = {}, options: 
     entries,
     usage: () => (fs.existsSync(usageLog) ? fs.readFileSync(usageLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ModelUsageEntry) : []),
     outbound: () => entries().filter((e) => e.method === 'CONNECT' || /^https?:\/\//.test(e.path ?? '')).map((e) => e.path ?? ''),
+    requests: () => (fs.existsSync(dump) ? fs.readdirSync(dump).sort().map((f) => fs.readFileSync(path.join(dump, f), 'utf8')) : []),
     stop: () => stopChild(child),
   };
 }

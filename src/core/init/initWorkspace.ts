@@ -9,7 +9,7 @@ import { agentRules, agentRulesSection, appendSection, findSection, removeSectio
 import { envTemplate, legacySettings } from './envTemplate';
 import { appendExclude, excludeFileOf, gitIgnores, removeExclude } from './gitExclude';
 import { readManifest, sha256, writeManifest, type ManifestEntry } from './manifest';
-import { mamSkills, skillFile, SKILL_ROOTS } from './skills';
+import { mamSkills, skillFiles, SKILL_ROOTS } from './skills';
 
 export type InitMode = 'install' | 'update' | 'remove';
 
@@ -95,9 +95,9 @@ function artifacts(workspace: string, cli: string): Artifact[] {
   const skills = mamSkills(cli, workspace);
   return [
     envArtifact(workspace),
-    ...SKILL_ROOTS.flatMap((root) => skills.map((s): Artifact => ({ path: `${root}/${s.name}/SKILL.md`, kind: 'file', content: skillFile(s) }))),
-    { path: 'AGENTS.md', kind: 'section', content: agentRulesSection(cli) },
-    { path: '.claude/rules/mam.md', kind: 'file', content: `${agentRules(cli)}\n`, note: 'the same rules, for Claude Code (which does not read AGENTS.md)' },
+    ...SKILL_ROOTS.flatMap((root) => skills.flatMap((s) => skillFiles(s).map((f): Artifact => ({ path: `${root}/${s.name}/${f.path}`, kind: 'file', content: f.content })))),
+    { path: 'AGENTS.md', kind: 'section', content: agentRulesSection(cli, skills.map((s) => s.name)) },
+    { path: '.claude/rules/mam.md', kind: 'file', content: `${agentRules(cli, skills.map((s) => s.name))}\n`, note: 'the same rules, for Claude Code (which does not read AGENTS.md)' },
   ];
 }
 
@@ -116,8 +116,9 @@ function envArtifact(workspace: string): Artifact {
 async function install(workspace: string, cli: string, update: boolean, before: readonly ManifestEntry[], items: InitItem[]): Promise<ManifestEntry[]> {
   const entries: ManifestEntry[] = before.filter((e) => e.kind === 'dir');
   const exclude = await installExclude(workspace, before.find((e) => e.kind === 'exclude'));
-  for (const a of artifacts(workspace, cli)) {
-    const old = before.find((e) => (e.kind === 'file' || e.kind === 'section') && e.path === a.path) as Extract<ManifestEntry, { sha256: string }> | undefined;
+  const list = artifacts(workspace, cli);
+  for (const a of list) {
+    const old = before.find((e): e is WrittenEntry => (e.kind === 'file' || e.kind === 'section') && e.path === a.path);
     const done = installOne(workspace, a, old, update);
     items.push(done.item);
     entries.push(...done.entries);
@@ -126,7 +127,21 @@ async function install(workspace: string, cli: string, update: boolean, before: 
       if (exclude.entry) entries.push(exclude.entry);
     }
   }
-  return entries;
+  // What an older MAM wrote and this one no longer does stays listed until --update takes it back.
+  const current = new Set(list.map((a) => a.path));
+  for (const e of before) {
+    if ((e.kind !== 'file' && e.kind !== 'section') || current.has(e.path)) continue;
+    const state = writtenState(workspace, e);
+    if (state === 'as written' && !update) {
+      items.push({ path: e.path, action: 'outdated', note: 'no longer installed: mam init --update removes it' });
+      entries.push(e);
+    } else {
+      const done = takeBack(workspace, e, state);
+      items.push(done.kept ? done.item : { ...done.item, note: done.item.note ? `${done.item.note}; no longer installed` : 'no longer installed' });
+      if (done.kept) entries.push(e);
+    }
+  }
+  return update ? removeEmptyDirs(workspace, entries) : entries;
 }
 
 /** Installs one artifact: creates it, leaves it, refreshes it (with `update`, when unedited), or keeps the user's. */
@@ -182,24 +197,9 @@ async function remove(workspace: string, before: readonly ManifestEntry[], items
   const kept: ManifestEntry[] = [];
   for (const e of before) {
     if (e.kind !== 'file' && e.kind !== 'section') continue;
-    const file = path.join(workspace, e.path);
-    const disk = readText(file);
-    const section = e.kind === 'section' && disk !== undefined ? findSection(disk) : undefined;
-    const current = e.kind === 'file' ? disk : section?.section;
-    if (current === undefined) {
-      items.push({ path: e.path, action: 'gone', note: 'already removed' });
-    } else if (sha256(current) !== e.sha256) {
-      kept.push(e);
-      items.push({ path: e.path, action: 'kept', note: `edited since mam init wrote ${e.kind === 'section' ? 'its MAM section' : 'it'}; left as is` });
-    } else if (e.kind === 'file') {
-      fs.rmSync(file);
-      items.push({ path: e.path, action: 'removed' });
-    } else {
-      const rest = removeSection(disk!, e.separator);
-      if (e.created_file && rest.trim() === '') fs.rmSync(file);
-      else writeFileAtomic(file, rest);
-      items.push({ path: e.path, action: 'removed', ...(e.created_file && rest.trim() === '' ? {} : { note: 'its MAM section; the rest kept' }) });
-    }
+    const done = takeBack(workspace, e, writtenState(workspace, e));
+    items.push(done.item);
+    if (done.kept) kept.push(e);
   }
   for (const e of before) {
     if (e.kind !== 'exclude') continue;
@@ -210,16 +210,51 @@ async function remove(workspace: string, before: readonly ManifestEntry[], items
       items.push({ path: displayPath(workspace, e.file), action: 'removed', note: `the ${ENV_FILE} line` });
     }
   }
-  // Folders last, deepest first, and only once empty: whatever else lives in them stays.
-  const dirs = before.filter((e): e is Extract<ManifestEntry, { kind: 'dir' }> => e.kind === 'dir').sort((a, b) => b.path.length - a.path.length);
+  return [...kept, ...removeEmptyDirs(workspace, before.filter((e) => e.kind === 'dir'))];
+}
+
+type WrittenEntry = Extract<ManifestEntry, { sha256: string }>;
+
+/** Whether a file (or section) mam init wrote is still there as it wrote it. */
+function writtenState(workspace: string, e: WrittenEntry): 'gone' | 'edited' | 'as written' {
+  const disk = readText(path.join(workspace, e.path));
+  const current = e.kind === 'file' ? disk : disk !== undefined ? findSection(disk)?.section : undefined;
+  if (current === undefined) return 'gone';
+  return sha256(current) === e.sha256 ? 'as written' : 'edited';
+}
+
+/** Removes a file (or section) mam init wrote, unless it was edited since; `kept`: it stays ours. */
+function takeBack(workspace: string, e: WrittenEntry, state: ReturnType<typeof writtenState>): { item: InitItem; kept: boolean } {
+  if (state === 'gone') return { item: { path: e.path, action: 'gone', note: 'already removed' }, kept: false };
+  if (state === 'edited') return { item: { path: e.path, action: 'kept', note: `edited since mam init wrote ${e.kind === 'section' ? 'its MAM section' : 'it'}; left as is` }, kept: true };
+  const file = path.join(workspace, e.path);
+  if (e.kind === 'file') {
+    fs.rmSync(file);
+    return { item: { path: e.path, action: 'removed' }, kept: false };
+  }
+  const rest = removeSection(readText(file)!, e.separator);
+  const whole = e.created_file && rest.trim() === '';
+  if (whole) fs.rmSync(file);
+  else writeFileAtomic(file, rest);
+  return { item: { path: e.path, action: 'removed', ...(whole ? {} : { note: 'its MAM section; the rest kept' }) }, kept: false };
+}
+
+/**
+ * Removes the folders mam init created that are now empty, deepest first: whatever else lives in
+ * them stays, and so does their entry. Other entries pass through.
+ */
+function removeEmptyDirs(workspace: string, entries: readonly ManifestEntry[]): ManifestEntry[] {
+  const dirs = entries.filter((e): e is Extract<ManifestEntry, { kind: 'dir' }> => e.kind === 'dir').sort((a, b) => b.path.length - a.path.length);
+  const gone = new Set<ManifestEntry>();
   for (const d of dirs) {
     try {
       fs.rmdirSync(path.join(workspace, d.path));
+      gone.add(d);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') kept.push(d);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') gone.add(d);
     }
   }
-  return kept;
+  return entries.filter((e) => !gone.has(e));
 }
 
 async function registerOrchestrator(paths: ControlPlanePaths, agent: EnclosingAgent): Promise<OrchestratorOutcome> {

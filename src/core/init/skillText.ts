@@ -1,0 +1,32 @@
+import * as path from 'node:path';
+import { doubleQuote } from '../base/shellWords';
+
+/** What every skill's text is written with: the commands as this install runs them, and the shared lines. */
+export interface SkillText {
+  /** `node "<cli>"`: `mam` by the absolute path of the bundled CLI, so no install or PATH is needed. */
+  mam: string;
+  /** `node "<dist>/delegate-job.js"`: the seeds' `multi-agent-mux-delegate-job`, installed beside `mam`. */
+  delegate: string;
+  workspace: string;
+  /** Where to run the commands from, and what every command takes. */
+  where: string;
+  /** The "Exit codes" section: `lines` first, then 64 and 70, which every command shares. */
+  exits(...lines: string[]): string;
+}
+
+export function skillText(cli: string, workspace: string): SkillText {
+  return {
+    mam: `node ${doubleQuote(cli)}`,
+    delegate: `node ${doubleQuote(path.join(path.dirname(cli), 'delegate-job.js'))}`,
+    workspace,
+    where: `Run every command from inside \`${workspace}\`. Each takes \`--help\`; read commands take \`--json\`.`,
+    exits: (...lines) =>
+      [
+        '## Exit codes',
+        '',
+        ...lines.map((l) => `- ${l}`),
+        '- 64: bad flags or input; nothing changed. Fix the command from the one-line error.',
+        '- 70: a MAM bug. Report stderr (`MAM_DEBUG=1` adds the stack).',
+      ].join('\n'),
+  };
+}
