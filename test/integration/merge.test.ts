@@ -114,11 +114,13 @@ else console.log('all green');
     assert.ok(!git('worktree', 'list', '--porcelain').includes(path.join('.mam', 'merge', 'scratch')), 'no scratch worktree is left');
     // The creator's job completes (the scripted creator commits); the next run tries c again from its new tip.
     await until(() => f.controlPlane.jobs.get(job.id)?.state === 'completed', 60_000, "the creator's job to complete");
+    // Its tip now: the run below hands c to its creator again, who may commit once more before we look.
+    const fixedTip = git('rev-parse', 'mam/c');
     const again = await f.run(['merge', 'run']);
     assert.equal(again.exitCode, 1, again.stderr);
     const retried = queue()[2]!;
     assert.notEqual(retried.job_id, job.id, 'a new attempt, a new job');
-    assert.match(fs.readFileSync(path.join(f.workspace, '.mam', 'merge', 'logs', `${ec!.id}.log`), 'utf8'), new RegExp(`landing mam/c \\(${git('rev-parse', 'mam/c').slice(0, 12)}\\)`));
+    assert.match(fs.readFileSync(path.join(f.workspace, '.mam', 'merge', 'logs', `${ec!.id}.log`), 'utf8'), new RegExp(`landing mam/c \\(${fixedTip.slice(0, 12)}\\)`));
     const status = await f.run(['merge', 'status', '--json']);
     const shown = JSON.parse(status.stdout) as { problem: string | null; entries: Array<MergeEntry & { log_file: string; log_tail: string[] }> };
     assert.deepEqual([shown.problem, shown.entries.map((e) => e.state)], [null, ['landed', 'landed', 'waiting']]);
