@@ -52,15 +52,15 @@ export class Notifier extends DisposableBase {
     this._register({ dispose: () => [...this.stopFollowing].forEach((stop) => stop()) });
     this._register(host.onDidChangeLoop(({ folder, loopId }) => this.loopChanged(folder.index, loopId)));
     this._register(host.onDidLoseSessions(({ folder, names }) => {
-      const message = `MAM: ${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
+      const message = `MAM: ${host.where(folder.index)}${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
       this.shown.push({ kind: 'lost', message });
       void vscode.window.showWarningMessage(message, 'Resume All').then((a) => a && vscode.commands.executeCommand(Commands.resumeAllSessions, { folderIndex: folder.index }));
     }));
-    this._register(host.onNewConflict(({ pair }) => {
+    this._register(host.onNewConflict(({ folder, pair }) => {
       const who = (s: { sessions: string[] }): string => s.sessions.map((n) => printable(n, 60)).join(', ');
       const files = pair.files.filter((f) => f.conflict);
       const where = files.length === 1 ? printable(files[0]!.path, 120) : `${files.length || pair.files.length} files`;
-      const message = `MAM: ${who(pair.a)} and ${who(pair.b)} would conflict in ${where}.`;
+      const message = `MAM: ${host.where(folder.index)}${who(pair.a)} and ${who(pair.b)} would conflict in ${where}.`;
       this.shown.push({ kind: 'conflict', message });
       void vscode.window.showWarningMessage(message, 'Show Sessions').then((a) => a && vscode.commands.executeCommand(`${Views.sessions}.focus`));
     }));
@@ -93,10 +93,10 @@ export class Notifier extends DisposableBase {
     const key = `${folderIndex}/${jobId}`;
     this.delegated.add(key);
     const who = printable(request.session);
-    this.shown.push({ kind: 'progress', jobId, message: `MAM: ${who}` });
+    this.shown.push({ kind: 'progress', jobId, message: `MAM: ${this.host.where(folderIndex)}${who}` });
     return new Promise<JobRecord>((delivered, refused) => {
       void vscode.window
-        .withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${who}`, cancellable: true }, async (progress, token) => {
+        .withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${this.host.where(folderIndex)}${who}`, cancellable: true }, async (progress, token) => {
           progress.report({ message: 'delivering the job…' });
           let job: JobRecord;
           try {
@@ -175,12 +175,12 @@ export class Notifier extends DisposableBase {
     const session = printable(job.session);
     if (job.state === 'completed') {
       if (!completionsWanted()) return;
-      const message = `MAM: ${session} completed ${what}${job.detail ? `: ${printable(job.detail, 300)}` : ''}`;
+      const message = `MAM: ${this.host.where(folderIndex)}${session} completed ${what}${job.detail ? `: ${printable(job.detail, 300)}` : ''}`;
       this.shown.push({ kind: 'completed', jobId: job.id, message });
       void vscode.window.showInformationMessage(message, 'Show Log').then(showLog);
       return;
     }
-    const message = `MAM: ${what} on ${session} ${job.state === 'timeout' ? 'timed out' : 'failed'} (${printable(job.reason ?? job.state)})`;
+    const message = `MAM: ${this.host.where(folderIndex)}${what} on ${session} ${job.state === 'timeout' ? 'timed out' : 'failed'} (${printable(job.reason ?? job.state)})`;
     this.shown.push({ kind: 'failed', jobId: job.id, message });
     void vscode.window.showErrorMessage(message, 'Show Log').then(showLog);
   }
@@ -189,7 +189,7 @@ export class Notifier extends DisposableBase {
     const key = `${folderIndex}/${job.id}/${seq}`;
     if (this.asked.has(key)) return;
     this.asked.add(key);
-    const message = `MAM: ${printable(job.target?.name ?? job.session)} needs permission${detail ? `: ${printable(detail, 300)}` : ''}`;
+    const message = `MAM: ${this.host.where(folderIndex)}${printable(job.target?.name ?? job.session)} needs permission${detail ? `: ${printable(detail, 300)}` : ''}`;
     this.shown.push({ kind: 'permission', jobId: job.id, message });
     void vscode.window.showWarningMessage(message, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach' && job.target?.kind === 'local') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex, name: job.target.name });
@@ -198,7 +198,7 @@ export class Notifier extends DisposableBase {
   }
 
   private tellNotDelivered(folderIndex: number, job: JobRecord, who: string): void {
-    const message = `MAM: the job was not delivered to ${who}: ${job.state} (${printable(job.reason ?? '-')}).`;
+    const message = `MAM: ${this.host.where(folderIndex)}the job was not delivered to ${who}: ${job.state} (${printable(job.reason ?? '-')}).`;
     this.shown.push({ kind: 'failed', jobId: job.id, message });
     void vscode.window.showWarningMessage(message, 'Show Log').then((a) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: job.id }));
   }
@@ -219,10 +219,11 @@ export class Notifier extends DisposableBase {
     this.announced.add(key);
     if (loop.status === 'passed' && !completionsWanted()) return;
     const task = `“${printable(loopTitle(loop), 120)}”`;
+    const where = this.host.where(folderIndex);
     const message =
       loop.status === 'passed'
-        ? `MAM: every reviewer passed ${task} in round ${loop.rounds.at(-1)?.n}.`
-        : `MAM: the review loop of ${task} ended ${loop.status}${loop.reason ? `: ${printable(loop.reason)}` : ''}.`;
+        ? `MAM: ${where}every reviewer passed ${task} in round ${loop.rounds.at(-1)?.n}.`
+        : `MAM: ${where}the review loop of ${task} ended ${loop.status}${loop.reason ? `: ${printable(loop.reason)}` : ''}.`;
     this.shown.push({ kind: 'loop', loopId, message });
     const open = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.openReport, { folderIndex, loopId });
     if (loop.status === 'passed') void vscode.window.showInformationMessage(message, 'Open Report').then(open);
