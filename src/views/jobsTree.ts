@@ -139,7 +139,8 @@ export class JobsTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (!node) {
       this.listing = undefined; // the root is read afresh: after a full refresh, or the view opening
       const folders = [...this.list().keys()];
-      if (folders.length > 1) return folders.map((i) => this.folderNode(i));
+      // No job in any folder: nothing, so the view's welcome text shows.
+      if (folders.length > 1) return [...this.list().values()].some((groups) => groups.size > 0) ? folders.map((i) => this.folderNode(i)) : [];
       return folders.length === 1 ? this.groupsOf(folders[0]!) : [];
     }
     if (node.kind === 'folder') return this.groupsOf(node.folderIndex);

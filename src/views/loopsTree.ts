@@ -63,7 +63,8 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
         return { fe, nodes: loops.map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id })) };
       });
       this.problems.update(problems);
-      if (used.length > 1) return byFolder.map(({ fe }) => ({ kind: 'folder', folderIndex: fe.folder.index }));
+      // No loop in any folder: nothing, so the view's welcome text shows.
+      if (used.length > 1) return byFolder.some((f) => f.nodes.length > 0) ? byFolder.map(({ fe }) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
       return byFolder[0]?.nodes ?? [];
     }
     if (node.kind === 'folder') {

@@ -60,7 +60,8 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
         return entries.map((e): MergeQueueNode => ({ kind: 'entry', folderIndex: fe.folder.index, entryId: e.id }));
       });
       this.problems.update(problems);
-      if (used.length > 1) return used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index }));
+      // No entry in any folder: nothing, so the view's welcome text shows.
+      if (used.length > 1) return byFolder.some((nodes) => nodes.length > 0) ? used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
       return byFolder[0] ?? [];
     }
     if (node.kind === 'folder') {

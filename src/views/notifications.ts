@@ -5,8 +5,9 @@ import { jobTitle, loopTitle } from '../core/jobs/title';
 import { Commands, Views } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
+import { sharedServers } from './sharedServers';
 
-export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict';
+export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict' | 'shared';
 
 /** What Delegate Job hands over: the engine's request without the job ID (the Notifier picks it). */
 export type DelegateRequest = Omit<Parameters<FolderEngine['engine']['delegate']>[0], 'jobId'>;
@@ -44,6 +45,8 @@ export class Notifier extends DisposableBase {
   private readonly toldElsewhere = new Set<string>();
   /** Permission requests told, by folder, job and the event's seq: each once, whichever way it was heard. */
   private readonly asked = new Set<string>();
+  /** Multiplexer servers told to be shared by several folders, each sharing once per window. */
+  private readonly sharing = new Set<string>();
   /** Ends the waits of followed jobs when the window closes (their progress notifications go with it). */
   private readonly stopFollowing = new Set<() => void>();
 
@@ -51,6 +54,8 @@ export class Notifier extends DisposableBase {
     super();
     this._register({ dispose: () => [...this.stopFollowing].forEach((stop) => stop()) });
     this._register(host.onDidChangeLoop(({ folder, loopId }) => this.loopChanged(folder.index, loopId)));
+    // After settings changed (mam.tmuxServer) the engines are rebuilt: look again.
+    this._register(host.onDidReset(() => this.tellSharedServers()));
     this._register(host.onDidLoseSessions(({ folder, names }) => {
       const message = `MAM: ${host.where(folder.index)}${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
       this.shown.push({ kind: 'lost', message });
@@ -137,6 +142,25 @@ export class Notifier extends DisposableBase {
     const jobId = newJobId();
     this.toldElsewhere.add(`${folderIndex}/${jobId}`);
     return jobId;
+  }
+
+  /**
+   * Folders of this window that would share one multiplexer server (a window-wide mam.tmuxServer,
+   * or MAM_TMUX_SERVER): one warning per sharing, since each folder's monitor would take the other
+   * folders' agents for its own.
+   */
+  tellSharedServers(): void {
+    for (const shared of sharedServers(this.host.mamFolders)) {
+      const names = shared.folders.map((fe) => printable(fe.folder.name, 60));
+      const key = `${shared.mux}/${shared.server}/${names.join('/')}`;
+      if (this.sharing.has(key)) continue;
+      this.sharing.add(key);
+      const both = names.length === 2 ? `${names[0]} and ${names[1]}` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+      const setting = shared.mux === 'tmux' ? 'mam.tmuxServer' : 'mam.herdrSession';
+      const message = `MAM: ${both} share the ${shared.mux} server ${printable(shared.server, 64)} (${setting} or ${shared.mux === 'tmux' ? 'MAM_TMUX_SERVER' : 'MAM_HERDR_SESSION'}): each folder's monitor would take the other's agents for its own. Leave it empty so that each folder gets its own server.`;
+      this.shown.push({ kind: 'shared', message });
+      void vscode.window.showWarningMessage(message, 'Open Settings').then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', setting));
+    }
   }
 
   /** Resolves with the job once it has ended (or undefined when the window closes first); `onChange` hears every change before. */

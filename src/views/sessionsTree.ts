@@ -54,7 +54,8 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
     if (!node) {
       // Only folders that use MAM (hold .mam/); grouped by folder when there are several.
       const used = this.host.mamFolders;
-      if (used.length > 1) return used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index }));
+      // No session in any folder: nothing, so the view's welcome text (Create Session) shows.
+      if (used.length > 1) return (await Promise.all(used.map((fe) => this.rowsOf(fe)))).some((rows) => rows.length > 0) ? used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
       return used[0] ? this.sessionsOf(used[0]) : [];
     }
     const fe = this.host.byFolderIndex(node.folderIndex);

@@ -86,10 +86,11 @@ describe('a multi-root window: every command from the Command Palette asks which
     assert.deepEqual(prompts.answers.splice(0), [], 'every prepared answer was asked for');
   });
 
-  it('the window: three folders, two of them using MAM', () => {
+  it('the window: three folders, two of them using MAM; while neither holds anything, the views are empty (their welcome text shows)', async () => {
     assert.deepEqual(vscode.workspace.workspaceFolders?.map((f) => f.name), ['api', 'web', 'docs']);
     assert.deepEqual(api.host.mamFolders.map((fe) => fe.folder.name), ['api', 'web']);
     assert.equal(api.host.multiRoot, true);
+    assert.deepEqual(await Promise.all([api.sessions.getChildren(), api.jobs.getChildren(), api.loops.getChildren(), api.mergeQueue.getChildren()]), [[], [], [], []]);
   });
 
   it('every palette command is classified here, and each asks as its kind says before doing anything', async () => {

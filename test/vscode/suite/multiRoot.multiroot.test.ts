@@ -83,6 +83,22 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     assert.deepEqual(api.init.offered, [fe('docs').folder.index], 'the offer to initialize is for docs alone');
   });
 
+  it('a window-wide mam.tmuxServer would put both folders on one tmux server: one warning names both; emptied, each folder has its own again', async () => {
+    const config = vscode.workspace.getConfiguration('mam');
+    const shown = api.notifier.shown.length;
+    await config.update('tmuxServer', 'mam-team', vscode.ConfigurationTarget.Workspace);
+    try {
+      const warning = await waitFor('the warning', () => api.notifier.shown.slice(shown).find((n) => n.kind === 'shared'), 20_000);
+      assert.match(warning.message, /^MAM: api and web share the tmux server mam-team \(mam\.tmuxServer or MAM_TMUX_SERVER\): each folder's monitor would take the other's agents for its own\./);
+    } finally {
+      await config.update('tmuxServer', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    // The engines are rebuilt (none while building): wait for both again, each on its own server, started.
+    await waitFor('each folder on its own server, started again', () => api.host.mamFolders.length === 2 && server('api') !== 'mam-team' && server('api') !== server('web') && api.host.mamFolders.every((f) => f.engine.monitoring), 20_000);
+    assert.equal(api.notifier.shown.slice(shown).filter((n) => n.kind === 'shared').length, 1, 'told once');
+    assert.deepEqual(prompts.warnings.splice(0).filter((w) => !w.includes('share the tmux server')), []);
+  });
+
   it('Create Session… from the palette asks the folder first; the session is in web’s registry and on web’s tmux server only', async () => {
     const from = asked.length;
     answers.push('web', 'shell', shell('work', devLog('web')), 'worker', 'dev', 'Skip onboarding');
