@@ -17,6 +17,9 @@
  *                          (rows of the views, their descriptions, the status-bar items); fails if not
  *                          within 30 s
  *     --status-shot F      also screenshot the status bar alone to F
+ *     --shot-theme LABEL   (repeatable) then switch to the colour theme LABEL (as Preferences: Color
+ *                          Theme lists it), wait until the workbench shows it, and take the shot
+ *                          again, named with the theme (sidebar.png → sidebar.dark-high-contrast.png)
  *     --open-view ID       click the activity-bar entry of view container ID (package.json
  *                          viewsContainers) and wait until each of its views shows rows or its
  *                          welcome text and nothing in it is loading; fails if not within 30 s
@@ -121,6 +124,7 @@ function options() {
         contrast: { type: 'string', multiple: true },
         'webview-expect': { type: 'string', multiple: true },
         'status-shot': { type: 'string' },
+        'shot-theme': { type: 'string', multiple: true },
         workspace: { type: 'string' },
         'multi-root': { type: 'boolean', default: false },
         'env-file': { type: 'string' },
@@ -379,6 +383,14 @@ async function runUi(run) {
       await page.locator('.part.statusbar').screenshot({ path: opts['status-shot'] });
       log(`screenshot ${opts['status-shot']} (the status bar)`);
     }
+    for (const theme of opts['shot-theme'] ?? []) {
+      await pickColorTheme(page, undefined, theme);
+      await page.mouse.move(900, 600);
+      await page.evaluate(() => document.fonts.ready);
+      const shot = themed(opts.shot, theme);
+      await page.screenshot({ path: shot });
+      log(`screenshot ${shot} (theme ${theme})`);
+    }
     if (opts.command) await runCommand(page, opts.command);
     if (opts.pick) await answerPick(page, opts.pick);
     if (opts['webview-shot']) {
@@ -418,7 +430,7 @@ async function webviewChecks(run) {
     if (theme) {
       await pickColorTheme(page, frame, theme);
       await page.evaluate(() => document.fonts.ready);
-      const shot = opts['webview-shot'].replace(/(\.png)?$/, `.${theme.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`);
+      const shot = themed(opts['webview-shot'], theme);
       await page.screenshot({ path: shot });
       log(`screenshot ${shot} (theme ${theme})`);
     }
@@ -480,6 +492,11 @@ function makeMultiRoot(dir) {
   const file = path.join(dir, 'mam.code-workspace');
   fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'api' }, { path: 'web' }, { path: 'docs' }], settings: {} }, null, 2));
   return file;
+}
+
+/** `report.png` in theme `Dark High Contrast`: `report.dark-high-contrast.png`. */
+function themed(shot, theme) {
+  return shot.replace(/(\.png)?$/, `.${theme.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`);
 }
 
 function readResults(file) {
