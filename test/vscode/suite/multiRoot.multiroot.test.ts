@@ -308,6 +308,18 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     assert.deepEqual(folderAsked(from).map((a) => a.items!.map((i) => i.label)), [['$(root-folder) api', '$(root-folder) docs']]);
     assert.equal(fs.existsSync(path.join(fe('docs').folder.uri.fsPath, '.mam')), false, 'docs is left as it was');
   });
+
+  it('a git folder added to the window is offered Initialize Workspace, as docs was when the window opened', async () => {
+    const blog = path.join(path.dirname(fe('api').folder.uri.fsPath), 'blog');
+    fs.mkdirSync(blog);
+    execFileSync('git', ['init', '-q'], { cwd: blog });
+    const offered = api.init.offered.length;
+    assert.ok(vscode.workspace.updateWorkspaceFolders(api.host.current.length, 0, { uri: vscode.Uri.file(blog) }));
+    await waitFor('the offer for blog', () => api.init.offered.length > offered, 20_000);
+    assert.deepEqual(api.init.offered.slice(offered).map((i) => vscode.workspace.workspaceFolders?.[i]?.name), ['blog']);
+    await waitFor('the engines to be rebuilt for the three folders', () => api.host.current.length === 3);
+    assert.deepEqual(api.host.mamFolders.map((f) => f.folder.name), ['api'], 'blog does not use MAM until it is initialized');
+  });
 });
 
 /**
