@@ -10,7 +10,8 @@
 // marked processes still alive.
 //
 // test-electron always passes --disable-workspace-trust, so only the trusted pass runs here; the
-// `*.untrusted.test.js` files run under code-server only. `*.bench.js` are for `npm run bench`.
+// `*.untrusted.test.js` files run under code-server only, as do the multi-root window's
+// (`*.multiroot.test.js`: run.mjs --multi-root makes its workspace). `*.bench.js` are for `npm run bench`.
 import { defineConfig } from '@vscode/test-cli';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -43,8 +44,8 @@ const dropped = Object.fromEntries(
 // In the order the suite's own runner loads them (sorted), once built; the glob before that (a listing).
 const suite = path.join(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'out/test/vscode/suite');
 const files = fs.existsSync(suite)
-  ? fs.readdirSync(suite).filter((f) => f.endsWith('.test.js') && !f.endsWith('.untrusted.test.js')).sort().map((f) => path.join(suite, f))
-  : 'out/test/vscode/suite/!(*.untrusted).test.js';
+  ? fs.readdirSync(suite).filter((f) => f.endsWith('.test.js') && !f.endsWith('.untrusted.test.js') && !f.endsWith('.multiroot.test.js')).sort().map((f) => path.join(suite, f))
+  : 'out/test/vscode/suite/!(*.untrusted|*.multiroot).test.js';
 
 export default defineConfig({
   tests: [

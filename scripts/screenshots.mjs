@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run screenshots`: after the UI check (`npm run test:ui`, which screenshots the packaged
- * extension in a real VS Code into test-output/), copies the shots the README shows into
+ * extension in a real VS Code into test-output/), copies the shots the README and docs/vscode.md show into
  * docs/images/, cropped to what they are about, to be committed with the change that altered what
  * they show. Crops are drawn by Debian's Chromium through playwright-core, as the UI check's are.
  *
@@ -18,6 +18,8 @@ const TO = path.join(REPO_ROOT, 'docs/images');
 const SHOTS = [
   // The activity bar, the Sessions, Jobs and Loops views and the status bar's start (MAM's item), at full size.
   { shot: 'sidebar.png', name: 'vscode.png', clip: { x: 0, y: 0, width: 348, height: 900 } },
+  // A multi-root window in Dark Modern: the views grouped by folder, down to the Loops view (docs/vscode.md).
+  { shot: 'multiroot.dark-modern.png', name: 'vscode-multiroot.png', clip: { x: 0, y: 0, width: 348, height: 580 } },
 ];
 
 // A shot older than the bundle it shows is from an earlier run, not from this build.

@@ -100,13 +100,16 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   );
   // Elapsed times in the Jobs view move on by themselves: its provider refreshes the open rows (jobsTree.ts).
 
-  // A git folder without .mam/ is offered `mam init` (reading the folders only: no engine needed).
-  setImmediate(() => void init.check().catch((err: unknown) => channel.error(`offering to initialize: ${(err as Error).message}`)));
+  // A git folder without .mam/ is offered `mam init` (reading the folders only: no engine needed), and so is one added to the window later.
+  const offerInit = () => void init.check().catch((err: unknown) => channel.error(`offering to initialize: ${(err as Error).message}`));
+  setImmediate(offerInit);
+  context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders((e) => e.added.length > 0 && offerInit()));
   // Build the engines off the activation path; the views fill in when they are ready.
   setImmediate(() => void host.ready().then(() => {
     sessions.refresh();
     jobs.refresh();
     statusBar.update();
+    notifier.tellSharedServers();
     return gitignore.check();
   }).catch((err: unknown) => channel.error(`starting: ${(err as Error).message}`)));
 

@@ -138,8 +138,11 @@ export async function webviewFrame(page, selector, timeoutMs) {
 /**
  * Switches the colour theme as a user does — Preferences: Color Theme, then the theme by its label
  * (`Light Modern`, `Dark High Contrast` …) — and waits until the webview in `frame` has been
- * restyled: its `data-vscode-theme-name` is that label. (Writing workbench.colorTheme into the
- * run's settings.json works at startup only: code-server does not pick up later edits of it.)
+ * restyled: its `data-vscode-theme-name` is that label; without a frame, until the workbench shows
+ * the theme's kind (its `vs`, `vs-dark`, `hc-black` or `hc-light` class: switch between kinds, as
+ * two themes of one kind look the same to this wait). (Writing
+ * workbench.colorTheme into the run's settings.json works at startup only: code-server does not
+ * pick up later edits of it.)
  */
 export async function pickColorTheme(page, frame, label, timeoutMs = 30_000) {
   await page.evaluate(() => document.activeElement?.blur?.()); // keys go to the workbench, not the webview
@@ -154,13 +157,19 @@ export async function pickColorTheme(page, frame, label, timeoutMs = 30_000) {
   await row.click({ timeout: 10_000 });
   await widget.waitFor({ state: 'hidden', timeout: 10_000 });
   const deadline = Date.now() + timeoutMs;
+  // The workbench names only the theme's kind: a dark, light or high-contrast class on its root.
+  const kind = /high contrast/i.test(label) ? (/light/i.test(label) ? 'hc-light' : 'hc-black') : /light/i.test(label) ? 'vs' : 'vs-dark';
+  const probe = frame
+    ? () => frame.evaluate(() => document.body.dataset.vscodeThemeName ?? '').catch(() => undefined)
+    : () => page.evaluate((k) => (document.querySelector('.monaco-workbench')?.classList.contains(k) ? k : [...(document.querySelector('.monaco-workbench')?.classList ?? [])].join(' ')), kind);
+  const wanted = frame ? label : kind;
   let shown;
   for (;;) {
-    shown = await frame.evaluate(() => document.body.dataset.vscodeThemeName ?? '').catch(() => undefined);
-    if (shown === label) break;
+    shown = await probe();
+    if (shown === wanted) break;
     if (Date.now() > deadline) throw new Error(`the theme did not change to ${label} within ${timeoutMs / 1000} s (the webview shows ${JSON.stringify(shown)})`);
     await new Promise((r) => setTimeout(r, 100));
   }
   // The page restyles when the webview gets the new variables: give layout two frames to settle.
-  await frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await (frame ?? page).evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }

@@ -17,6 +17,9 @@
  *                          (rows of the views, their descriptions, the status-bar items); fails if not
  *                          within 30 s
  *     --status-shot F      also screenshot the status bar alone to F
+ *     --shot-theme LABEL   (repeatable) then switch to the colour theme LABEL (as Preferences: Color
+ *                          Theme lists it), wait until the workbench shows it, and take the shot
+ *                          again, named with the theme (sidebar.png → sidebar.dark-high-contrast.png)
  *     --open-view ID       click the activity-bar entry of view container ID (package.json
  *                          viewsContainers) and wait until each of its views shows rows or its
  *                          welcome text and nothing in it is loading; fails if not within 30 s
@@ -44,7 +47,11 @@
  *                          `code --install-extension` would, instead of the repository under development
  *
  *   Both:
- *     --workspace DIR      the folder to open (default: a new temp folder holding an empty .mam/)
+ *     --workspace PATH     the folder to open, or a multi-root `.code-workspace` file (default: a new
+ *                          temp folder holding an empty .mam/)
+ *     --multi-root         the default workspace is a multi-root window instead: a .code-workspace
+ *                          file naming three git repositories, api and web (each holding an empty
+ *                          .mam/) and docs (without one); the server gets MAM_VSCODE_WINDOW=multi-root
  *     --env-file F         a JSON object of extra environment variables for the server, and so for
  *                          the extension host and the tests (e.g. the outer mocha run's HOME,
  *                          TMUX_TMPDIR and MAM_TEST_RUN marker)
@@ -69,7 +76,7 @@
  * Exit codes: 0 passed; 1 tests failed; 2 no result within the bound; 3 the harness failed (server,
  * browser, or a UI wait); 4 the tests passed but left processes behind; 64 bad arguments.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -117,7 +124,9 @@ function options() {
         contrast: { type: 'string', multiple: true },
         'webview-expect': { type: 'string', multiple: true },
         'status-shot': { type: 'string' },
+        'shot-theme': { type: 'string', multiple: true },
         workspace: { type: 'string' },
+        'multi-root': { type: 'boolean', default: false },
         'env-file': { type: 'string' },
         trust: { type: 'boolean', default: false },
         keep: { type: 'boolean', default: false },
@@ -152,6 +161,7 @@ function options() {
       throw new HarnessError(`${values['env-file']} must hold a JSON object of strings`, EXIT.usage);
     }
   }
+  if (values['multi-root'] && values.workspace) throw new HarnessError('--multi-root makes its own workspace: give it or --workspace, not both', EXIT.usage);
   if (values.vsix && mode !== 'ui') throw new HarnessError('--vsix is for ui mode: extension tests run the repository under development', EXIT.usage);
   if (values.vsix && !fs.existsSync(values.vsix)) throw new HarnessError(`--vsix ${values.vsix} does not exist (npm run package makes one)`, EXIT.usage);
   const tests = values.tests && path.resolve(values.tests);
@@ -181,11 +191,18 @@ class Run {
     }
     const settings = { ...QUIET_SETTINGS, 'security.workspace.trust.startupPrompt': 'never' };
     fs.writeFileSync(path.join(this.dir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
+    // The folder the harness made, removed at the end (so the embedded brokers in it stop).
+    this.madeDir = undefined;
     if (this.opts.workspace) {
       this.workspace = path.resolve(this.opts.workspace);
-      if (!fs.statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory()) throw new HarnessError(`--workspace ${this.workspace} is not a folder`, EXIT.usage);
+      const stat = fs.statSync(this.workspace, { throwIfNoEntry: false });
+      const ok = this.workspace.endsWith('.code-workspace') ? stat?.isFile() : stat?.isDirectory();
+      if (!ok) throw new HarnessError(`--workspace ${this.workspace} is not a folder or a .code-workspace file`, EXIT.usage);
+    } else if (this.opts['multi-root']) {
+      this.madeDir = path.join(this.dir, 'workspace');
+      this.workspace = makeMultiRoot(this.madeDir);
     } else {
-      this.workspace = path.join(this.dir, 'workspace');
+      this.madeDir = this.workspace = path.join(this.dir, 'workspace');
       fs.mkdirSync(path.join(this.workspace, '.mam'), { recursive: true });
     }
   }
@@ -213,6 +230,7 @@ class Run {
         EXTENSIONS_GALLERY: '{}', // no marketplace: code-server would query open-vsx.org
         MAM_VSCODE_TEST_RESULTS: this.resultsFile,
         MAM_VSCODE_TRUST: this.opts.trust ? 'untrusted' : 'disabled',
+        MAM_VSCODE_WINDOW: this.workspace.endsWith('.code-workspace') ? 'multi-root' : 'folder',
       },
     );
     for (const key of ['MAM_VSCODE_GREP', 'MAM_VSCODE_FILE']) delete env[key];
@@ -287,7 +305,9 @@ class Run {
     const remote = (p) => `vscode-remote://127.0.0.1:${this.port}${p}`;
     const payload = this.opts.vsix ? [] : [['extensionDevelopmentPath', remote(REPO_ROOT)]];
     if (withTests) payload.push(['extensionTestsPath', remote(this.opts.tests.replace(/\.js$/, ''))]);
-    return `http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    // A .code-workspace file opens as a multi-root window (`?workspace=`), a folder as a folder.
+    const open = this.workspace.endsWith('.code-workspace') ? 'workspace' : 'folder';
+    return `http://127.0.0.1:${this.port}/?${open}=${encodeURIComponent(this.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   }
 
   /** Idempotent: safe from the normal path and from a signal handler at once. */
@@ -298,9 +318,9 @@ class Run {
       if (stuck.length > 0) log(`process group ${this.server.pid} still has ${stuck.join(' ')} after SIGKILL`);
       // The embedded broker outlives VS Code by design and stops once its .mam/ folder is gone: remove
       // a workspace the harness made and give such daemons 5 s to go on their own.
-      if (!this.opts.workspace) {
+      if (this.madeDir) {
         // maxRetries: a daemon may still be writing into .mam/ (ENOTEMPTY on the first try).
-        fs.rmSync(this.workspace, { recursive: true, force: true, maxRetries: 5 });
+        fs.rmSync(this.madeDir, { recursive: true, force: true, maxRetries: 5 });
         await waitUntil(() => markedProcesses(this.id).length === 0, 5_000);
       }
       const leftovers = killMarked(this.id);
@@ -363,6 +383,14 @@ async function runUi(run) {
       await page.locator('.part.statusbar').screenshot({ path: opts['status-shot'] });
       log(`screenshot ${opts['status-shot']} (the status bar)`);
     }
+    for (const theme of opts['shot-theme'] ?? []) {
+      await pickColorTheme(page, undefined, theme);
+      await page.mouse.move(900, 600);
+      await page.evaluate(() => document.fonts.ready);
+      const shot = themed(opts.shot, theme);
+      await page.screenshot({ path: shot });
+      log(`screenshot ${shot} (theme ${theme})`);
+    }
     if (opts.command) await runCommand(page, opts.command);
     if (opts.pick) await answerPick(page, opts.pick);
     if (opts['webview-shot']) {
@@ -402,7 +430,7 @@ async function webviewChecks(run) {
     if (theme) {
       await pickColorTheme(page, frame, theme);
       await page.evaluate(() => document.fonts.ready);
-      const shot = opts['webview-shot'].replace(/(\.png)?$/, `.${theme.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`);
+      const shot = themed(opts['webview-shot'], theme);
       await page.screenshot({ path: shot });
       log(`screenshot ${shot} (theme ${theme})`);
     }
@@ -439,6 +467,36 @@ function sweepAbandonedRuns() {
     if (killed.length > 0) log(`killed ${killed.length} processes an interrupted earlier run left: ${killed.map((p) => p.pid).join(' ')}`);
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The multi-root window of --multi-root: `dir/mam.code-workspace` naming three git repositories
+ * with one commit each — api and web holding an empty .mam/, docs without one. Returns the file.
+ */
+function makeMultiRoot(dir) {
+  const git = (cwd, ...args) => {
+    const r = spawnSync('git', ['-c', 'user.name=MAM Test', '-c', 'user.email=mam-test@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' });
+    if (r.status !== 0) throw new HarnessError(`git ${args.join(' ')} in ${cwd} failed: ${r.stderr}`);
+  };
+  for (const [name, mam] of [['api', true], ['web', true], ['docs', false]]) {
+    const folder = path.join(dir, name);
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, 'README.md'), `# ${name}\n`);
+    // .mam/ out of git, as `mam init` leaves it: the folders' checkouts stay clean.
+    fs.writeFileSync(path.join(folder, '.gitignore'), '.mam/\n.mam.env\n');
+    git(folder, 'init', '-q');
+    git(folder, 'add', '-A');
+    git(folder, 'commit', '-q', '-m', 'initial');
+    if (mam) fs.mkdirSync(path.join(folder, '.mam'));
+  }
+  const file = path.join(dir, 'mam.code-workspace');
+  fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'api' }, { path: 'web' }, { path: 'docs' }], settings: {} }, null, 2));
+  return file;
+}
+
+/** `report.png` in theme `Dark High Contrast`: `report.dark-high-contrast.png`. */
+function themed(shot, theme) {
+  return shot.replace(/(\.png)?$/, `.${theme.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`);
 }
 
 function readResults(file) {

@@ -91,7 +91,7 @@ export class WorkspaceEngine extends DisposableBase {
   private readonly terminatedSessions = this._register(new Emitter<string[]>());
   /** The monitor found sessions whose panes are gone (a crash, a reboot, `tmux kill-server`). */
   readonly onDidTerminateSessions = this.terminatedSessions.event;
-  private started = false;
+  private startCalled = false;
 
   constructor(readonly options: WorkspaceEngineOptions) {
     super();
@@ -128,14 +128,19 @@ export class WorkspaceEngine extends DisposableBase {
     return this.options.trusted;
   }
 
+  /** Whether `start()` has run (it runs once; untrusted, never). */
+  get started(): boolean {
+    return this.startCalled;
+  }
+
   /**
    * Connects to the broker (starting the embedded one), applies what the outboxes hold, adopts the
    * timers of jobs whose submitter is gone, and starts the monitor. Untrusted: read-only, nothing
    * started.
    */
   async start(options: { monitorIntervalMs?: number } = {}): Promise<void> {
-    if (this.started || !this.options.trusted) return;
-    this.started = true;
+    if (this.startCalled || !this.options.trusted) return;
+    this.startCalled = true;
     try {
       await this.jobs.connect();
       this.connection.fire('connected');

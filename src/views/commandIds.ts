@@ -44,7 +44,9 @@ export const Commands = {
 
 /** Context keys for `when` clauses, all under `mam.`. */
 export const ContextKeys = {
+  /** Some folder's monitor runs / some folder that uses MAM has none running (multi-root: both can hold). */
   monitoring: 'mam.monitoring',
+  monitorStopped: 'mam.monitor.stopped',
   /** Some folder's embedded broker runs / is stopped (neither: every folder uses a broker of its own). */
   brokerRunning: 'mam.broker.running',
   brokerStopped: 'mam.broker.stopped',

@@ -7,9 +7,10 @@ import type { JobChange } from '../core/jobs/jobLedger';
 import type { JobRecord } from '../core/store/jobSchema';
 import type { EventPayload } from '../core/messaging/protocol';
 import type { OverlapPair } from '../core/overlap/overlapReport';
-import { BROKER_PASSWORD_SECRET } from './commandIds';
+import { BROKER_PASSWORD_SECRET, ContextKeys } from './commandIds';
 import { JobsModel } from './jobsModel';
 import { DisposableBase } from '../core/base/disposable';
+import { printable } from '../core/base/ids';
 
 /** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {
@@ -69,7 +70,13 @@ export class EngineHost extends DisposableBase {
     this._register(context.secrets.onDidChange((e) => e.key === BROKER_PASSWORD_SECRET && void this.rebuild()));
     // The registry and job files are also written by the CLI and other windows; watchers (not polling) follow them.
     const sessionsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/agent-sessions.yaml'));
-    const onSessions = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifySessionsChangedOnDisk();
+    const onSessions = (uri: vscode.Uri) => {
+      const fe = this.engineFor(uri);
+      if (!fe) return;
+      // A folder whose control plane appeared while the window is open (the CLI, Create Session) gets its engine started.
+      this.startIfUsed(fe);
+      fe.engine.notifySessionsChangedOnDisk();
+    };
     this._register(sessionsWatcher.onDidChange(onSessions));
     this._register(sessionsWatcher.onDidCreate(onSessions));
     const jobsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/jobs/*.json'));
@@ -90,6 +97,30 @@ export class EngineHost extends DisposableBase {
   /** The engines built so far (possibly none before `ready`). */
   get current(): readonly FolderEngine[] {
     return this.engines;
+  }
+
+  /**
+   * The folders MAM is used in: those holding a `.mam/` control plane, looked at now (the CLI or
+   * Create Session may have just made one). The views show these; with more than one, they group
+   * by folder and commands ask which one. A folder without `.mam/` has nothing to show.
+   */
+  get mamFolders(): readonly FolderEngine[] {
+    return this.engines.filter(hasControlPlane);
+  }
+
+  /** Whether the views group by folder and messages name the folder: more than one folder uses MAM. */
+  get multiRoot(): boolean {
+    return this.mamFolders.length > 1;
+  }
+
+  /**
+   * How a message names the folder it is about: `api: ` when more than one folder uses MAM (so
+   * `MAM: api: creator-1 completed …`), nothing otherwise.
+   */
+  where(folderIndex: number): string {
+    if (!this.multiRoot) return '';
+    const fe = this.byFolderIndex(folderIndex);
+    return fe ? `${printable(fe.folder.name, 60)}: ` : '';
   }
 
   get trusted(): boolean {
@@ -170,16 +201,28 @@ export class EngineHost extends DisposableBase {
       return { folder, engine, jobs };
     });
     this.engines = engines;
-    const autoStart = vscode.workspace.getConfiguration('mam').get<boolean>('monitor.autoStart', true);
-    for (const { folder, engine } of engines) {
-      if (trusted && autoStart && fs.existsSync(path.join(folder.uri.fsPath, '.mam'))) {
-        void engine.start().then(() => {
-          void vscode.commands.executeCommand('setContext', 'mam.monitoring', this.engines.some((e) => e.engine.monitoring));
-          this.changed.fire();
-        });
-      }
-    }
+    for (const fe of engines) this.startIfUsed(fe);
+    void this.updateMonitoring();
     return engines;
+  }
+
+  /** Starts the engine (broker, monitor) of a folder that holds `.mam/`, in a trusted window with monitor.autoStart. */
+  private startIfUsed(fe: FolderEngine): void {
+    if (!vscode.workspace.isTrusted || fe.engine.started || !hasControlPlane(fe)) return;
+    if (!vscode.workspace.getConfiguration('mam').get<boolean>('monitor.autoStart', true)) return;
+    void fe.engine.start().then(() => {
+      void this.updateMonitoring();
+      this.changed.fire();
+    });
+  }
+
+  /** The context keys of the monitor menus: whether some folder's monitor runs, and whether some MAM folder's does not. */
+  updateMonitoring(): Thenable<unknown> {
+    const used = this.mamFolders;
+    return Promise.all([
+      vscode.commands.executeCommand('setContext', ContextKeys.monitoring, this.engines.some((e) => e.engine.monitoring)),
+      vscode.commands.executeCommand('setContext', ContextKeys.monitorStopped, (used.length > 0 ? used : this.engines).some((e) => !e.engine.monitoring)),
+    ]);
   }
 
   private disposeEngines(): void {
@@ -192,6 +235,10 @@ export class EngineHost extends DisposableBase {
     }
     this.engines = [];
   }
+}
+
+function hasControlPlane(fe: FolderEngine): boolean {
+  return fs.existsSync(path.join(fe.folder.uri.fsPath, '.mam'));
 }
 
 /** The `mam.*` settings of a folder as the core's settings map (names without `mam.`). */

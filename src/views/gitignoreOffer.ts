@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
-import { pickFolder, reportErrors } from './picks';
+import { folderFor, reportErrors } from './picks';
 
 const NEVER_KEY = 'mam.gitignore.neverAsk';
 
@@ -24,7 +24,7 @@ export class GitignoreOffer extends DisposableBase {
     super();
     this._register(vscode.commands.registerCommand(Commands.addToGitignore, (ref?: { folderIndex: number }) =>
       reportErrors('updating .gitignore', async () => {
-        const fe = ref && typeof ref.folderIndex === 'number' ? this.host.byFolderIndex(ref.folderIndex) : await pickFolder(this.host);
+        const fe = await folderFor(this.host, ref, 'Add .mam to .gitignore');
         if (fe) await this.add(fe);
       }),
     ));

@@ -7,7 +7,7 @@ import { readManifest } from '../core/init/manifest';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
-import { pickFolder, reportErrors } from './picks';
+import { folderFor, reportErrors } from './picks';
 
 /** Folders whose offer the user put off in this workspace ("Not Now"). */
 const NOT_NOW_KEY = 'mam.init.notNow';
@@ -38,7 +38,8 @@ export class InitOffer extends DisposableBase {
     this._register(vscode.commands.registerCommand(Commands.initWorkspace, async (ref?: { folderIndex: number; mode?: InitMode }) => {
       let result: InitResult | undefined;
       await reportErrors('initializing the workspace', async () => {
-        const fe = ref && typeof ref.folderIndex === 'number' ? this.host.byFolderIndex(ref.folderIndex) : await pickFolder(this.host);
+        // Any folder of the window, set up or not: this is how a folder starts using MAM.
+        const fe = await folderFor(this.host, ref, 'Initialize Workspace', { everyFolder: true });
         if (fe) result = await this.init(fe, ref?.mode === 'update' || ref?.mode === 'remove' ? ref.mode : 'install');
       });
       return result;

@@ -5,19 +5,19 @@ import type { Notifier } from './notifications';
 import { isOpen } from './jobItems';
 import { jobLogUri } from './jobLogDocument';
 import { runSteps } from './multiStep';
-import { pickJob, reportErrors, sessionItems, sessionOf, type JobRef, type SessionItem, type SessionRef } from './picks';
+import { folderFor, pickJob, reportErrors, sessionItems, sessionOf, type FolderRef, type JobRef, type SessionItem, type SessionRef } from './picks';
 
 /** Jobs: delegate, cancel, show the log, open the brief, verify. */
 export function registerJobCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef) => reportErrors('delegating the job', () => delegate(host, notifier, ref))),
+    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef | FolderRef) => reportErrors('delegating the job', () => delegate(host, notifier, ref))),
 
     vscode.commands.registerCommand(Commands.cancelJob, (ref?: JobRef) =>
       reportErrors('cancelling the job', async () => {
         const picked = await pickJob(host, ref, isOpen, 'Cancel Job');
         if (!picked) return;
         const { changed, job } = await picked.fe.engine.cancelJob(picked.job.id);
-        if (!changed) void vscode.window.showInformationMessage(`MAM: ${job.id} had already ended (${job.state}).`);
+        if (!changed) void vscode.window.showInformationMessage(`MAM: ${host.where(picked.fe.folder.index)}${job.id} had already ended (${job.state}).`);
       }),
     ),
 
@@ -49,8 +49,9 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
           validateInput: (v) => (v.trim() ? undefined : 'Give a command.'),
         });
         if (command === undefined) return;
-        const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: running ${command}…` }, () => picked.fe.engine.verifyJob(picked.job.id, command));
-        const message = `MAM: ${command} ${result.passed ? 'passed' : `failed (exit ${result.exit_code})`} for ${picked.job.id}.`;
+        const where = host.where(picked.fe.folder.index);
+        const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}running ${command}…` }, () => picked.fe.engine.verifyJob(picked.job.id, command));
+        const message = `MAM: ${where}${command} ${result.passed ? 'passed' : `failed (exit ${result.exit_code})`} for ${picked.job.id}.`;
         if (result.passed) void vscode.window.showInformationMessage(message);
         else void vscode.window.showErrorMessage(message, { detail: result.output_tail });
       }),
@@ -58,10 +59,13 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
   ];
 }
 
-/** Delegate Job: the session (unless a row named it), where the task comes from, the task. */
-async function delegate(host: EngineHost, notifier: Notifier, ref: SessionRef | undefined): Promise<void> {
+/** Delegate Job: the session (unless a row named it; its folder first, unless a row named that), where the task comes from, the task. */
+async function delegate(host: EngineHost, notifier: Notifier, ref: SessionRef | FolderRef | undefined): Promise<void> {
   const named = await sessionOf(host, ref);
-  const sessions = named ? [] : await sessionItems(host, (r) => r.status === 'running', 'Delegate Job');
+  if (!named && ref && 'name' in ref) return; // a row of a session that is gone
+  const fe = named ? undefined : await folderFor(host, ref, 'Delegate Job');
+  if (!named && !fe) return;
+  const sessions = fe ? await sessionItems(host, fe, (r) => r.status === 'running', 'Delegate Job') : [];
   if (!named && sessions.length === 0) return;
   const selection = vscode.window.activeTextEditor?.document.getText(vscode.window.activeTextEditor.selection) ?? '';
   const sources = [

@@ -7,7 +7,7 @@ import type { LoopState } from '../core/loop/loopState';
 import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { runSteps } from './multiStep';
-import { pickFolder, reportErrors } from './picks';
+import { folderFor, reportErrors, type FolderRef } from './picks';
 import type { ReportPanels } from './reportPanel';
 import { openRoundChanges, openSnapshotDiff } from './snapshotDocuments';
 
@@ -31,27 +31,27 @@ interface LoopRef {
 /** The review loop in VS Code: run it, review only, open its report and its changes. */
 export function registerLoopCommands(host: EngineHost, reports: ReportPanels): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand(Commands.runLoop, (args?: LoopArgs) => reportErrors('the review loop', () => runLoop(host, reports, false, args))),
-    vscode.commands.registerCommand(Commands.reviewOnly, (args?: LoopArgs) => reportErrors('the review', () => runLoop(host, reports, true, args))),
+    vscode.commands.registerCommand(Commands.runLoop, (args?: LoopArgs | FolderRef) => reportErrors('the review loop', () => runLoop(host, reports, false, args))),
+    vscode.commands.registerCommand(Commands.reviewOnly, (args?: LoopArgs | FolderRef) => reportErrors('the review', () => runLoop(host, reports, true, args))),
 
-    vscode.commands.registerCommand(Commands.openReport, (ref?: LoopRef) =>
+    vscode.commands.registerCommand(Commands.openReport, (ref?: LoopRef | FolderRef) =>
       reportErrors('opening the report', async () => {
-        const picked = ref ?? (await pickLoop(host));
+        const picked = await loopOf(host, ref, 'Open Review Report');
         if (picked) reports.show(picked.folderIndex, picked.loopId);
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.openChanges, (ref?: LoopRef & { round?: number }) =>
+    vscode.commands.registerCommand(Commands.openChanges, (ref?: (LoopRef & { round?: number }) | FolderRef) =>
       reportErrors('opening the changes', async () => {
-        const picked = ref ?? (await pickLoop(host));
-        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, ref?.round, 'base');
+        const picked = await loopOf(host, ref, 'Open Changes');
+        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, roundOf(ref), 'base');
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.openChangesSinceLastRound, (ref?: LoopRef & { round?: number }) =>
+    vscode.commands.registerCommand(Commands.openChangesSinceLastRound, (ref?: (LoopRef & { round?: number }) | FolderRef) =>
       reportErrors('opening the changes', async () => {
-        const picked = ref ?? (await pickLoop(host));
-        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, ref?.round, 'previous');
+        const picked = await loopOf(host, ref, 'Open Changes Since Last Round');
+        if (picked) await openRoundChanges(host, picked.folderIndex, picked.loopId, roundOf(ref), 'previous');
       }),
     ),
 
@@ -59,15 +59,15 @@ export function registerLoopCommands(host: EngineHost, reports: ReportPanels): v
       reportErrors('opening the diff', () => openSnapshotDiff(host, ref.folderIndex, ref.loopId, ref.round, ref.path)),
     ),
 
-    vscode.commands.registerCommand(Commands.resumeLoop, (ref?: LoopRef) => reportErrors('resuming the loop', () => resumeLoop(host, reports, ref))),
+    vscode.commands.registerCommand(Commands.resumeLoop, (ref?: LoopRef | FolderRef) => reportErrors('resuming the loop', () => resumeLoop(host, reports, ref))),
 
-    vscode.commands.registerCommand(Commands.cancelLoop, (ref?: LoopRef) =>
+    vscode.commands.registerCommand(Commands.cancelLoop, (ref?: LoopRef | FolderRef) =>
       reportErrors('cancelling the loop', async () => {
-        const picked = ref ?? (await pickLoop(host, (l) => l.status === 'running', 'Cancel Loop'));
+        const picked = await loopOf(host, ref, 'Cancel Loop', (l) => l.status === 'running');
         const fe = picked && host.byFolderIndex(picked.folderIndex);
         const loop = picked && fe?.engine.loop(picked.loopId);
         if (!fe || !loop) return;
-        if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” had already ended (${loop.status}).`);
+        if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: ${host.where(fe.folder.index)}the loop “${loopTitle(loop)}” had already ended (${loop.status}).`);
         const yes = 'Cancel Loop';
         const answer = await vscode.window.showWarningMessage(
           `Cancel the review loop “${loopTitle(loop)}”?`,
@@ -75,7 +75,7 @@ export function registerLoopCommands(host: EngineHost, reports: ReportPanels): v
           yes,
         );
         if (answer !== yes) return;
-        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MAM: cancelling the loop…' }, () => fe.engine.cancelLoop(loop.id));
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(fe.folder.index)}cancelling the loop…` }, () => fe.engine.cancelLoop(loop.id));
       }),
     ),
   ];
@@ -108,26 +108,29 @@ async function followLoop(fe: FolderEngine, reports: ReportPanels, title: string
   // The Notifier announces how it ended, as it does for loops run anywhere else.
 }
 
-async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: boolean, args: LoopArgs | undefined): Promise<void> {
-  const fe = args?.folderIndex !== undefined ? host.byFolderIndex(args.folderIndex) : await pickFolder(host);
+async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: boolean, args: LoopArgs | FolderRef | undefined): Promise<void> {
+  const fe = await folderFor(host, args, reviewOnly ? 'Review Only' : 'Run Review Loop');
   if (!fe) return;
-  const request = args ?? (await askLoop(fe, reviewOnly));
+  // Called with a loop's arguments (a script, a test), or from the palette or a folder's row: then asked.
+  const request = args && 'task' in args ? args : await askLoop(fe, reviewOnly);
   if (!request) return;
-  await followLoop(fe, reports, reviewOnly ? 'MAM: review' : 'MAM: review loop', undefined, (onProgress) =>
+  const where = host.where(fe.folder.index);
+  await followLoop(fe, reports, reviewOnly ? `MAM: ${where}review` : `MAM: ${where}review loop`, undefined, (onProgress) =>
     fe.engine.runLoop({ task: request.task, creator: request.creator, reviewOnly, ...(request.reviewers?.length ? { reviewers: request.reviewers } : {}), ...(request.allReviewers ? { allReviewers: true } : {}), ...(request.planner ? { planner: request.planner } : {}), ...(request.worktree ? { worktree: request.worktree } : {}) }, onProgress),
   );
 }
 
 /** Resume Loop: a loop whose run stopped midway (its process died) continues here; a live one is left alone. */
-async function resumeLoop(host: EngineHost, reports: ReportPanels, ref: LoopRef | undefined): Promise<void> {
-  const picked = ref ?? (await pickLoop(host, (l) => l.status === 'running' && !liveRunner(l), 'Resume Loop'));
+async function resumeLoop(host: EngineHost, reports: ReportPanels, ref: LoopRef | FolderRef | undefined): Promise<void> {
+  const picked = await loopOf(host, ref, 'Resume Loop', (l) => l.status === 'running' && !liveRunner(l));
   const fe = picked && host.byFolderIndex(picked.folderIndex);
   const loop = picked && fe?.engine.loop(picked.loopId);
   if (!fe || !loop) return;
-  if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” has ended (${loop.status}); nothing to resume.`);
+  const where = host.where(fe.folder.index);
+  if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: ${where}the loop “${loopTitle(loop)}” has ended (${loop.status}); nothing to resume.`);
   const runner = liveRunner(loop);
-  if (runner) return void vscode.window.showInformationMessage(`MAM: the loop “${loopTitle(loop)}” is running in ${runner}; nothing to resume.`);
-  await followLoop(fe, reports, 'MAM: review loop', loop.id, (onProgress) => fe.engine.resumeLoop(loop.id, onProgress));
+  if (runner) return void vscode.window.showInformationMessage(`MAM: ${where}the loop “${loopTitle(loop)}” is running in ${runner}; nothing to resume.`);
+  await followLoop(fe, reports, `MAM: ${where}review loop`, loop.id, (onProgress) => fe.engine.resumeLoop(loop.id, onProgress));
 }
 
 /** The loop's title (its task's first line, for loops recorded before titles), printable and short, for messages. */
@@ -206,26 +209,39 @@ async function askLoop(fe: FolderEngine, reviewOnly: boolean): Promise<LoopArgs 
   return { creator: chosen.creator!.label, task: chosen.task!, ...(all ? { allReviewers: true } : { reviewers: picked.filter((p) => !p.all).map((p) => p.label) }), ...(planner ? { planner } : {}) };
 }
 
-async function pickLoop(host: EngineHost, filter: (loop: LoopState) => boolean = () => true, title = 'Which loop?'): Promise<LoopRef | undefined> {
-  const engines = await host.ready();
-  const loops = engines.flatMap((fe) => fe.engine.listLoops().filter(filter).map((l) => ({ fe, l })));
+/**
+ * The loop a row names; else the folder (a folder row's, or picked) and then one of its loops
+ * that `filter` keeps (a command that acts on any loop takes the only one without asking).
+ */
+async function loopOf(host: EngineHost, ref: LoopRef | FolderRef | undefined, title: string, filter?: (loop: LoopState) => boolean): Promise<LoopRef | undefined> {
+  if (ref && 'loopId' in ref) return ref;
+  const fe = await folderFor(host, ref, title);
+  if (!fe) return undefined;
+  const loops = fe.engine.listLoops().filter(filter ?? (() => true));
+  const where = host.where(fe.folder.index);
   if (loops.length === 0) {
-    void vscode.window.showInformationMessage(title === 'Which loop?' ? 'MAM: no review loop yet.' : `MAM: no loop to ${title.toLowerCase()}.`);
+    void vscode.window.showInformationMessage(filter ? `MAM: ${where}no loop to ${title.toLowerCase()}.` : `MAM: ${where}no review loop yet.`);
     return undefined;
   }
-  if (loops.length === 1 && title === 'Which loop?') return { folderIndex: loops[0]!.fe.folder.index, loopId: loops[0]!.l.id };
+  if (loops.length === 1 && !filter) return { folderIndex: fe.folder.index, loopId: loops[0]!.id };
   const pick = await vscode.window.showQuickPick(
-    loops.map(({ fe, l }) => ({ label: loopTitle(l), description: `${l.status} · ${l.rounds.length} round${l.rounds.length === 1 ? '' : 's'}`, detail: l.id, ref: { folderIndex: fe.folder.index, loopId: l.id } })),
+    loops.map((l) => ({ label: loopTitle(l), description: `${l.status} · ${l.rounds.length} round${l.rounds.length === 1 ? '' : 's'}`, detail: l.id, ref: { folderIndex: fe.folder.index, loopId: l.id } })),
     { title, placeHolder: 'Pick a review loop (newest first)', matchOnDetail: true },
   );
   return pick?.ref;
 }
 
+/** The round a row (a round or its changed files) names; a loop's row or none: the latest. */
+function roundOf(ref: unknown): number | undefined {
+  const round = ref && typeof ref === 'object' ? (ref as { round?: unknown }).round : undefined;
+  return typeof round === 'number' ? round : undefined;
+}
+
 /** MAM: Run Demo — the demo in this workspace, while the trees, the status bar and the report fill in. */
 export function registerDemoCommand(host: EngineHost, reports: ReportPanels, extensionUri: vscode.Uri): vscode.Disposable {
-  return vscode.commands.registerCommand(Commands.runDemo, () =>
+  return vscode.commands.registerCommand(Commands.runDemo, (ref?: FolderRef) =>
     reportErrors('the demo', async () => {
-      const fe = await pickFolder(host);
+      const fe = await folderFor(host, ref, 'Run Demo');
       if (!fe) return;
       const repoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-demo-repo-'));
       await vscode.commands.executeCommand('mam.sessions.focus');

@@ -8,8 +8,10 @@ import type { EngineHost } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
 import { codeSpan, markdownLines, markdownText } from './markdown';
 import { ViewProblems } from './viewProblems';
+import { folderItem, type FolderNode } from './folderItems';
 
 export type LoopsNode =
+  | FolderNode
   | { kind: 'loop'; folderIndex: number; loopId: string }
   | { kind: 'round'; folderIndex: number; loopId: string; round: number }
   | { kind: 'review'; folderIndex: number; loopId: string; round: number; reviewer: string }
@@ -30,7 +32,7 @@ const ROUND_LOOK: Record<LoopRound['status'], [string, string | undefined, strin
   stale: ['history', 'disabledForeground', 'stale: changed during review'],
 };
 
-/** The Loops view: loop → rounds → reviewer verdicts and the round's changed files. */
+/** The Loops view: loop → rounds → reviewer verdicts and the round's changed files (under each folder, when more than one uses MAM). */
 export class LoopsTreeProvider extends DisposableBase implements vscode.TreeDataProvider<LoopsNode> {
   private readonly changed = this._register(new vscode.EventEmitter<LoopsNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
@@ -44,21 +46,30 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     this._register(host.onDidChange(() => this.changed.fire(undefined)));
   }
 
-  private loop(node: { folderIndex: number; loopId: string }): LoopState | undefined {
+  private loop(node: { folderIndex: number; loopId?: string }): LoopState | undefined {
+    if (node.loopId === undefined) return undefined;
     return this.host.byFolderIndex(node.folderIndex)?.engine.loop(node.loopId);
   }
 
   async getChildren(node?: LoopsNode): Promise<LoopsNode[]> {
-    const engines = await this.host.ready();
+    await this.host.ready();
     if (!node) {
+      // Only folders that use MAM; grouped by folder when there are several.
+      const used = this.host.mamFolders;
       const problems: string[] = [];
-      const nodes = engines.flatMap((fe) => {
+      const byFolder = used.map((fe) => {
         const { loops, unreadable } = fe.engine.loopListing();
         problems.push(...unreadable.map((u) => `${printable(u.file, 80)} in ${printable(fe.engine.controlPlane.paths.loopsDir, 200)} is not a loop: ${printable(u.why, 300)}`));
-        return loops.map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id }));
+        return { fe, nodes: loops.map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id })) };
       });
       this.problems.update(problems);
-      return nodes;
+      // No loop in any folder: nothing, so the view's welcome text shows.
+      if (used.length > 1) return byFolder.some((f) => f.nodes.length > 0) ? byFolder.map(({ fe }) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
+      return byFolder[0]?.nodes ?? [];
+    }
+    if (node.kind === 'folder') {
+      const fe = this.host.byFolderIndex(node.folderIndex);
+      return (fe?.engine.listLoops() ?? []).map((l) => ({ kind: 'loop', folderIndex: node.folderIndex, loopId: l.id }));
     }
     const loop = this.loop(node);
     if (!loop) return [];
@@ -79,13 +90,23 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
   }
 
   getParent(node: LoopsNode): LoopsNode | undefined {
-    if (node.kind === 'loop') return undefined;
+    if (node.kind === 'folder') return undefined;
+    if (node.kind === 'loop') return this.host.multiRoot ? { kind: 'folder', folderIndex: node.folderIndex } : undefined;
     if (node.kind === 'round') return { kind: 'loop', folderIndex: node.folderIndex, loopId: node.loopId };
     if (node.kind === 'file') return { kind: 'files', folderIndex: node.folderIndex, loopId: node.loopId, round: node.round };
     return { kind: 'round', folderIndex: node.folderIndex, loopId: node.loopId, round: node.round };
   }
 
   getTreeItem(node: LoopsNode): vscode.TreeItem {
+    if (node.kind === 'folder') {
+      const fe = this.host.byFolderIndex(node.folderIndex);
+      if (!fe) return new vscode.TreeItem('?');
+      const loops = fe.engine.listLoops();
+      const running = loops.filter((l) => l.status === 'running').length;
+      const item = folderItem(fe, loops.length === 0 ? 'no loops' : running ? `${running} running` : `${loops.length} ended`);
+      if (loops.length === 0) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+      return item;
+    }
     const loop = this.loop(node);
     const id = `loop:${node.folderIndex}:${node.loopId}`;
     if (!loop) return new vscode.TreeItem(node.loopId);

@@ -6,8 +6,10 @@ import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { codeSpan, markdownText } from './markdown';
 import { ViewProblems } from './viewProblems';
+import { folderItem, type FolderNode } from './folderItems';
 
 export type MergeQueueNode =
+  | FolderNode
   | { kind: 'entry'; folderIndex: number; entryId: string }
   | { kind: 'log'; folderIndex: number; entryId: string; n: number; line: string };
 
@@ -47,24 +49,47 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
   }
 
   async getChildren(node?: MergeQueueNode): Promise<MergeQueueNode[]> {
-    const engines = await this.host.ready();
+    await this.host.ready();
     if (!node) {
+      // Only folders that use MAM; grouped by folder when there are several.
+      const used = this.host.mamFolders;
       const problems: string[] = [];
-      const nodes = engines.flatMap((fe) => {
+      const byFolder = used.map((fe) => {
         const { entries, problem } = fe.engine.mergeQueue.reading();
-        if (problem) problems.push(problem);
+        if (problem) problems.push(used.length > 1 ? `${fe.folder.name}: ${problem}` : problem);
         return entries.map((e): MergeQueueNode => ({ kind: 'entry', folderIndex: fe.folder.index, entryId: e.id }));
       });
       this.problems.update(problems);
-      return nodes;
+      // No entry in any folder: nothing, so the view's welcome text shows.
+      if (used.length > 1) return byFolder.some((nodes) => nodes.length > 0) ? used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
+      return byFolder[0] ?? [];
+    }
+    if (node.kind === 'folder') {
+      const fe = this.host.byFolderIndex(node.folderIndex);
+      return (fe ? this.entries(fe) : []).map((e) => ({ kind: 'entry', folderIndex: node.folderIndex, entryId: e.id }));
     }
     if (node.kind !== 'entry') return [];
     const fe = this.host.byFolderIndex(node.folderIndex);
     return (fe?.engine.mergeQueue.logTail(node.entryId, LOG_LINES) ?? []).map((line, n) => ({ kind: 'log', folderIndex: node.folderIndex, entryId: node.entryId, n, line }));
   }
 
+  getParent(node: MergeQueueNode): MergeQueueNode | undefined {
+    if (node.kind === 'log') return { kind: 'entry', folderIndex: node.folderIndex, entryId: node.entryId };
+    if (node.kind === 'entry' && this.host.multiRoot) return { kind: 'folder', folderIndex: node.folderIndex };
+    return undefined;
+  }
+
   getTreeItem(node: MergeQueueNode): vscode.TreeItem {
     const fe = this.host.byFolderIndex(node.folderIndex);
+    if (node.kind === 'folder') {
+      if (!fe) return new vscode.TreeItem('?');
+      const entries = this.entries(fe);
+      const waiting = entries.filter((e) => e.state === 'waiting').length;
+      const queued = entries.filter((e) => e.state !== 'landed').length;
+      const item = folderItem(fe, entries.length === 0 ? 'empty' : [queued && `${queued} queued`, waiting && `${waiting} waiting`].filter(Boolean).join(' · ') || `${entries.length} landed`);
+      if (entries.length === 0) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+      return item;
+    }
     const ref = { folderIndex: node.folderIndex, entryId: node.entryId };
     if (node.kind === 'log') {
       // `[2026-12-01T10:00:00.000Z] text`: the time goes to the tooltip, the text is the row.

@@ -5,8 +5,9 @@ import { jobTitle, loopTitle } from '../core/jobs/title';
 import { Commands, Views } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { DisposableBase } from '../core/base/disposable';
+import { sharedServers } from './sharedServers';
 
-export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict';
+export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict' | 'shared';
 
 /** What Delegate Job hands over: the engine's request without the job ID (the Notifier picks it). */
 export type DelegateRequest = Omit<Parameters<FolderEngine['engine']['delegate']>[0], 'jobId'>;
@@ -44,6 +45,8 @@ export class Notifier extends DisposableBase {
   private readonly toldElsewhere = new Set<string>();
   /** Permission requests told, by folder, job and the event's seq: each once, whichever way it was heard. */
   private readonly asked = new Set<string>();
+  /** Multiplexer servers told to be shared by several folders, each sharing once per window. */
+  private readonly sharing = new Set<string>();
   /** Ends the waits of followed jobs when the window closes (their progress notifications go with it). */
   private readonly stopFollowing = new Set<() => void>();
 
@@ -51,16 +54,18 @@ export class Notifier extends DisposableBase {
     super();
     this._register({ dispose: () => [...this.stopFollowing].forEach((stop) => stop()) });
     this._register(host.onDidChangeLoop(({ folder, loopId }) => this.loopChanged(folder.index, loopId)));
+    // After settings changed (mam.tmuxServer) the engines are rebuilt: look again.
+    this._register(host.onDidReset(() => this.tellSharedServers()));
     this._register(host.onDidLoseSessions(({ folder, names }) => {
-      const message = `MAM: ${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
+      const message = `MAM: ${host.where(folder.index)}${names.length === 1 ? `${names[0]} has` : `${names.length} sessions (${names.join(', ')}) have`} stopped: ${names.length === 1 ? 'its' : 'their'} terminal server went away.`;
       this.shown.push({ kind: 'lost', message });
       void vscode.window.showWarningMessage(message, 'Resume All').then((a) => a && vscode.commands.executeCommand(Commands.resumeAllSessions, { folderIndex: folder.index }));
     }));
-    this._register(host.onNewConflict(({ pair }) => {
+    this._register(host.onNewConflict(({ folder, pair }) => {
       const who = (s: { sessions: string[] }): string => s.sessions.map((n) => printable(n, 60)).join(', ');
       const files = pair.files.filter((f) => f.conflict);
       const where = files.length === 1 ? printable(files[0]!.path, 120) : `${files.length || pair.files.length} files`;
-      const message = `MAM: ${who(pair.a)} and ${who(pair.b)} would conflict in ${where}.`;
+      const message = `MAM: ${host.where(folder.index)}${who(pair.a)} and ${who(pair.b)} would conflict in ${where}.`;
       this.shown.push({ kind: 'conflict', message });
       void vscode.window.showWarningMessage(message, 'Show Sessions').then((a) => a && vscode.commands.executeCommand(`${Views.sessions}.focus`));
     }));
@@ -93,10 +98,10 @@ export class Notifier extends DisposableBase {
     const key = `${folderIndex}/${jobId}`;
     this.delegated.add(key);
     const who = printable(request.session);
-    this.shown.push({ kind: 'progress', jobId, message: `MAM: ${who}` });
+    this.shown.push({ kind: 'progress', jobId, message: `MAM: ${this.host.where(folderIndex)}${who}` });
     return new Promise<JobRecord>((delivered, refused) => {
       void vscode.window
-        .withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${who}`, cancellable: true }, async (progress, token) => {
+        .withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${this.host.where(folderIndex)}${who}`, cancellable: true }, async (progress, token) => {
           progress.report({ message: 'delivering the job…' });
           let job: JobRecord;
           try {
@@ -139,6 +144,25 @@ export class Notifier extends DisposableBase {
     return jobId;
   }
 
+  /**
+   * Folders of this window that would share one multiplexer server (a window-wide mam.tmuxServer,
+   * or MAM_TMUX_SERVER): one warning per sharing, since each folder's monitor would take the other
+   * folders' agents for its own.
+   */
+  tellSharedServers(): void {
+    for (const shared of sharedServers(this.host.mamFolders)) {
+      const names = shared.folders.map((fe) => printable(fe.folder.name, 60));
+      const key = `${shared.mux}/${shared.server}/${names.join('/')}`;
+      if (this.sharing.has(key)) continue;
+      this.sharing.add(key);
+      const both = names.length === 2 ? `${names[0]} and ${names[1]}` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+      const setting = shared.mux === 'tmux' ? 'mam.tmuxServer' : 'mam.herdrSession';
+      const message = `MAM: ${both} share the ${shared.mux} server ${printable(shared.server, 64)} (${setting} or ${shared.mux === 'tmux' ? 'MAM_TMUX_SERVER' : 'MAM_HERDR_SESSION'}): each folder's monitor would take the other's agents for its own. Leave it empty so that each folder gets its own server.`;
+      this.shown.push({ kind: 'shared', message });
+      void vscode.window.showWarningMessage(message, 'Open Settings').then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', setting));
+    }
+  }
+
   /** Resolves with the job once it has ended (or undefined when the window closes first); `onChange` hears every change before. */
   private untilEnd(folderIndex: number, job: JobRecord, onChange: (job: JobRecord) => void): Promise<JobRecord | undefined> {
     return new Promise((resolve) => {
@@ -175,12 +199,12 @@ export class Notifier extends DisposableBase {
     const session = printable(job.session);
     if (job.state === 'completed') {
       if (!completionsWanted()) return;
-      const message = `MAM: ${session} completed ${what}${job.detail ? `: ${printable(job.detail, 300)}` : ''}`;
+      const message = `MAM: ${this.host.where(folderIndex)}${session} completed ${what}${job.detail ? `: ${printable(job.detail, 300)}` : ''}`;
       this.shown.push({ kind: 'completed', jobId: job.id, message });
       void vscode.window.showInformationMessage(message, 'Show Log').then(showLog);
       return;
     }
-    const message = `MAM: ${what} on ${session} ${job.state === 'timeout' ? 'timed out' : 'failed'} (${printable(job.reason ?? job.state)})`;
+    const message = `MAM: ${this.host.where(folderIndex)}${what} on ${session} ${job.state === 'timeout' ? 'timed out' : 'failed'} (${printable(job.reason ?? job.state)})`;
     this.shown.push({ kind: 'failed', jobId: job.id, message });
     void vscode.window.showErrorMessage(message, 'Show Log').then(showLog);
   }
@@ -189,7 +213,7 @@ export class Notifier extends DisposableBase {
     const key = `${folderIndex}/${job.id}/${seq}`;
     if (this.asked.has(key)) return;
     this.asked.add(key);
-    const message = `MAM: ${printable(job.target?.name ?? job.session)} needs permission${detail ? `: ${printable(detail, 300)}` : ''}`;
+    const message = `MAM: ${this.host.where(folderIndex)}${printable(job.target?.name ?? job.session)} needs permission${detail ? `: ${printable(detail, 300)}` : ''}`;
     this.shown.push({ kind: 'permission', jobId: job.id, message });
     void vscode.window.showWarningMessage(message, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach' && job.target?.kind === 'local') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex, name: job.target.name });
@@ -198,7 +222,7 @@ export class Notifier extends DisposableBase {
   }
 
   private tellNotDelivered(folderIndex: number, job: JobRecord, who: string): void {
-    const message = `MAM: the job was not delivered to ${who}: ${job.state} (${printable(job.reason ?? '-')}).`;
+    const message = `MAM: ${this.host.where(folderIndex)}the job was not delivered to ${who}: ${job.state} (${printable(job.reason ?? '-')}).`;
     this.shown.push({ kind: 'failed', jobId: job.id, message });
     void vscode.window.showWarningMessage(message, 'Show Log').then((a) => a && vscode.commands.executeCommand(Commands.showJobLog, { folderIndex, jobId: job.id }));
   }
@@ -219,10 +243,11 @@ export class Notifier extends DisposableBase {
     this.announced.add(key);
     if (loop.status === 'passed' && !completionsWanted()) return;
     const task = `“${printable(loopTitle(loop), 120)}”`;
+    const where = this.host.where(folderIndex);
     const message =
       loop.status === 'passed'
-        ? `MAM: every reviewer passed ${task} in round ${loop.rounds.at(-1)?.n}.`
-        : `MAM: the review loop of ${task} ended ${loop.status}${loop.reason ? `: ${printable(loop.reason)}` : ''}.`;
+        ? `MAM: ${where}every reviewer passed ${task} in round ${loop.rounds.at(-1)?.n}.`
+        : `MAM: ${where}the review loop of ${task} ended ${loop.status}${loop.reason ? `: ${printable(loop.reason)}` : ''}.`;
     this.shown.push({ kind: 'loop', loopId, message });
     const open = (a: string | undefined) => a && vscode.commands.executeCommand(Commands.openReport, { folderIndex, loopId });
     if (loop.status === 'passed') void vscode.window.showInformationMessage(message, 'Open Report').then(open);

@@ -3,15 +3,15 @@ import { nameProblem } from '../core/base/ids';
 import { Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
 import { runSteps } from './multiStep';
-import { pickFolder, pickJob, reportErrors, type JobRef } from './picks';
+import { folderFor, pickJob, reportErrors, type FolderRef, type JobRef } from './picks';
 
 /** A person as an assignee (`human:NAME`): delegate to them, and let them start and complete it here. */
 export function registerPersonCommands(host: EngineHost, state: vscode.Memento): vscode.Disposable[] {
   const mine = (j: { target?: { kind: string } }) => j.target?.kind === 'human';
   return [
-    vscode.commands.registerCommand(Commands.delegateToPerson, () =>
+    vscode.commands.registerCommand(Commands.delegateToPerson, (ref?: FolderRef) =>
       reportErrors('delegating the task', async () => {
-        const fe = await pickFolder(host);
+        const fe = await folderFor(host, ref, 'Delegate to a Person');
         if (!fe) return;
         const chosen: { name?: string; prompt?: string } = { name: state.get<string>('mam.person.last', '') || undefined };
         const done = await runSteps('Delegate to a Person', [
@@ -29,7 +29,7 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
         await state.update('mam.person.last', name.trim());
         await fe.engine.start();
         const { job } = await fe.engine.delegate({ session: `human:${name.trim()}`, prompt });
-        void vscode.window.showInformationMessage(`MAM: assigned to ${name.trim()}.`, 'Open Brief').then((a) => a && vscode.commands.executeCommand(Commands.openBrief, { folderIndex: fe.folder.index, jobId: job.id }));
+        void vscode.window.showInformationMessage(`MAM: ${host.where(fe.folder.index)}assigned to ${name.trim()}.`, 'Open Brief').then((a) => a && vscode.commands.executeCommand(Commands.openBrief, { folderIndex: fe.folder.index, jobId: job.id }));
       }),
     ),
 
@@ -62,7 +62,7 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
         const detail = await vscode.window.showInputBox({ title: 'Complete Task: a one-line summary', validateInput: (v) => (v.trim() ? undefined : 'Say in a line what you did.') });
         if (detail === undefined) return;
         const job = await picked.fe.engine.actAsPerson(picked.job.id, { event: 'completed', detail: detail.trim() });
-        void vscode.window.setStatusBarMessage(`MAM: ${job.id} ${job.state}`, 3000);
+        void vscode.window.setStatusBarMessage(`MAM: ${host.where(picked.fe.folder.index)}${job.id} ${job.state}`, 3000);
       }),
     ),
   ];

@@ -8,7 +8,7 @@ import { Commands } from './commandIds';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { runSteps } from './multiStep';
 import type { Notifier } from './notifications';
-import { pickFolder, pickSession, reportErrors, type SessionRef } from './picks';
+import { folderFor, pickFolders, pickSession, reportErrors, type FolderRef, type SessionRef } from './picks';
 
 const ROLE_HINTS: Record<string, string> = {
   orchestrator: 'plans and delegates to the other sessions',
@@ -34,42 +34,33 @@ const AGENT_HINTS: Record<string, string> = {
 export function registerSessionCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
   const running = (r: { status: string }) => r.status === 'running' || r.status === 'starting';
   return [
-    vscode.commands.registerCommand(Commands.createSession, () => reportErrors('creating the session', () => createSession(host, notifier))),
+    vscode.commands.registerCommand(Commands.createSession, (ref?: FolderRef) => reportErrors('creating the session', () => createSession(host, notifier, ref))),
 
     vscode.commands.registerCommand(Commands.stopSession, (ref?: SessionRef) =>
       reportErrors('stopping the session', async () => {
         const picked = await pickSession(host, ref, running, 'Stop Session');
         if (!picked) return;
-        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: stopping ${picked.row.name}…` }, () => picked.fe.engine.stopSession(picked.row.name));
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}stopping ${picked.row.name}…` }, () => picked.fe.engine.stopSession(picked.row.name));
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.stopAllSessions, () => reportErrors('stopping the sessions', () => stopAll(host))),
+    vscode.commands.registerCommand(Commands.stopAllSessions, (ref?: FolderRef) => reportErrors('stopping the sessions', () => stopAll(host, ref))),
 
     vscode.commands.registerCommand(Commands.resumeSession, (ref?: SessionRef) =>
       reportErrors('resuming the session', async () => {
         const picked = await pickSession(host, ref, (r) => !running(r) && r.resumable, 'Resume Session');
         if (!picked) return;
-        const row = await Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name)))
-          .catch((err: unknown) => showIfAttention(err, picked.fe.folder.index, picked.row.name));
+        const where = host.where(picked.fe.folder.index);
+        const row = await Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name)))
+          .catch((err: unknown) => showIfAttention(host, err, picked.fe.folder.index, picked.row.name));
         if (!row) return;
-        void vscode.window.showInformationMessage(`MAM: ${row.name} resumed${row.conversation_id ? ` in conversation ${row.conversation_id}` : ''}.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: row.name }));
+        void vscode.window.showInformationMessage(`MAM: ${where}${row.name} resumed${row.conversation_id ? ` in conversation ${row.conversation_id}` : ''}.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: row.name }));
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.resumeAllSessions, (ref?: { folderIndex: number }) =>
+    vscode.commands.registerCommand(Commands.resumeAllSessions, (ref?: FolderRef) =>
       reportErrors('resuming the sessions', async () => {
-        const fe = ref && typeof ref.folderIndex === 'number' ? host.byFolderIndex(ref.folderIndex) : await pickFolder(host);
-        if (!fe) return;
-        const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MAM: resuming every session that lost its pane…' }, () => fe.engine.resumeAllSessions());
-        if (results.length === 0) return void vscode.window.showInformationMessage('MAM: nothing to resume; every session that should run is running.');
-        const resumed = results.filter((r) => r.outcome === 'resumed').map((r) => r.name);
-        const other = results.filter((r) => r.outcome !== 'resumed');
-        if (other.length === 0) return void vscode.window.showInformationMessage(`MAM: resumed ${resumed.join(', ')}, each in its own conversation.`);
-        const first = other[0]!;
-        void vscode.window
-          .showWarningMessage(`MAM: ${resumed.length ? `resumed ${resumed.join(', ')}; ` : ''}${other.map((r) => `${r.name} ${r.outcome.replace('_', ' ')}`).join(', ')}. ${first.detail}`, ...(first.outcome === 'needs_attention' ? ['Attach'] : []))
-          .then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: first.name }));
+        for (const fe of await pickFolders(host, ref, 'Resume All Sessions')) await resumeAll(host, fe);
       }),
     ),
 
@@ -93,8 +84,8 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
           validateInput: (v) => (v.trim() === '' ? 'Write something to send.' : undefined),
         });
         if (text === undefined) return;
-        const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: sending to ${picked.row.name}…` }, () => picked.fe.engine.sendToSession(picked.row.name, text));
-        if (report.submitted === 'unconfirmed') void vscode.window.showWarningMessage(`MAM: typed into ${picked.row.name}, but its screen did not react to Enter; have a look.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: picked.row.name }));
+        const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}sending to ${picked.row.name}…` }, () => picked.fe.engine.sendToSession(picked.row.name, text));
+        if (report.submitted === 'unconfirmed') void vscode.window.showWarningMessage(`MAM: ${host.where(picked.fe.folder.index)}typed into ${picked.row.name}, but its screen did not react to Enter; have a look.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: picked.row.name }));
       }),
     ),
 
@@ -124,32 +115,52 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
   ];
 }
 
-/** Stops every running session of every folder, after one question naming how many. */
-async function stopAll(host: EngineHost): Promise<void> {
-  const engines = await host.ready();
+/** Stops every running session of the folders picked (every folder, or the row's), after one question naming how many. */
+async function stopAll(host: EngineHost, ref: FolderRef | undefined): Promise<void> {
+  const folders = await pickFolders(host, ref, 'Stop All Sessions');
+  if (folders.length === 0) return;
   const targets: Array<{ fe: FolderEngine; row: SessionRow }> = [];
-  for (const fe of engines) for (const row of await fe.engine.listSessions()) if (row.status === 'running' || row.status === 'starting') targets.push({ fe, row });
-  if (targets.length === 0) return void vscode.window.showInformationMessage('MAM: no session is running.');
+  for (const fe of folders) for (const row of await fe.engine.listSessions()) if (row.status === 'running' || row.status === 'starting') targets.push({ fe, row });
+  // Named by folder when the sessions are of one folder among several; "in every folder" when they may be of more.
+  const where = folders.length === 1 ? host.where(folders[0]!.folder.index) : '';
+  const inFolders = folders.length > 1 ? ' in every folder' : '';
+  if (targets.length === 0) return void vscode.window.showInformationMessage(`MAM: ${where}no session is running${inFolders}.`);
   const busy = targets.filter((t) => t.row.current_job).length;
   const yes = targets.length === 1 ? 'Stop Session' : `Stop ${targets.length} Sessions`;
   const one = targets.length === 1;
   const working = busy === 0 ? '' : one ? 'It is working on a job. ' : `${busy} of them ${busy === 1 ? 'is' : 'are'} working on a job. `;
+  const named = (t: { fe: FolderEngine; row: SessionRow }) => (folders.length > 1 && host.multiRoot ? `${t.row.name} (${t.fe.folder.name})` : t.row.name);
   const answer = await vscode.window.showWarningMessage(
-    one ? `Stop the running session ${targets[0]!.row.name}?` : `Stop all ${targets.length} running sessions?`,
+    one ? `Stop the running session ${named(targets[0]!)}${where ? ` in ${folders[0]!.folder.name}` : ''}?` : `Stop all ${targets.length} running sessions${where ? ` in ${folders[0]!.folder.name}` : inFolders}?`,
     { modal: true, detail: `${working}${one ? 'It keeps' : 'Each keeps'} its conversation: Resume brings it back.` },
     yes,
   );
   if (answer !== yes) return;
-  const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: stopping ${targets.length} session${targets.length === 1 ? '' : 's'}…` }, () =>
+  const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}stopping ${targets.length} session${targets.length === 1 ? '' : 's'}…` }, () =>
     Promise.allSettled(targets.map((t) => t.fe.engine.stopSession(t.row.name))),
   );
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${targets[i]!.row.name} (${(r.reason as Error).message})`] : []));
-  if (failed.length) void vscode.window.showErrorMessage(`MAM: could not stop ${failed.join(', ')}.`);
+  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${named(targets[i]!)} (${(r.reason as Error).message})`] : []));
+  if (failed.length) void vscode.window.showErrorMessage(`MAM: ${where}could not stop ${failed.join(', ')}.`);
 }
 
-async function createSession(host: EngineHost, notifier: Notifier): Promise<void> {
-  const fe = await pickFolder(host);
+/** Resume All for one folder: every session that lost its pane comes back; one message says how it went. */
+async function resumeAll(host: EngineHost, fe: FolderEngine): Promise<void> {
+  const where = host.where(fe.folder.index);
+  const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}resuming every session that lost its pane…` }, () => fe.engine.resumeAllSessions());
+  if (results.length === 0) return void vscode.window.showInformationMessage(`MAM: ${where}nothing to resume; every session that should run is running.`);
+  const resumed = results.filter((r) => r.outcome === 'resumed').map((r) => r.name);
+  const other = results.filter((r) => r.outcome !== 'resumed');
+  if (other.length === 0) return void vscode.window.showInformationMessage(`MAM: ${where}resumed ${resumed.join(', ')}, each in its own conversation.`);
+  const first = other[0]!;
+  void vscode.window
+    .showWarningMessage(`MAM: ${where}${resumed.length ? `resumed ${resumed.join(', ')}; ` : ''}${other.map((r) => `${r.name} ${r.outcome.replace('_', ' ')}`).join(', ')}. ${first.detail}`, ...(first.outcome === 'needs_attention' ? ['Attach'] : []))
+    .then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: first.name }));
+}
+
+async function createSession(host: EngineHost, notifier: Notifier, ref: FolderRef | undefined): Promise<void> {
+  const fe = await folderFor(host, ref, 'Create Session');
   if (!fe) return;
+  const where = host.where(fe.folder.index);
   const taken = new Set((await fe.engine.listSessions()).map((r) => r.name));
   const agents = agentItems((agent) => fe.engine.sessions.programProblem(agent, fe.folder.uri.fsPath));
   const roles = SESSION_ROLES.map((r) => ({ label: r, description: ROLE_HINTS[r] }));
@@ -181,16 +192,16 @@ async function createSession(host: EngineHost, notifier: Notifier): Promise<void
   ]);
   if (!done) return;
   const [agent, role, name, onboard, command] = [chosen.agent!, chosen.role!, chosen.name!, chosen.onboard!, chosen.agent!.label === 'shell' ? chosen.command : undefined];
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${name}`, cancellable: true }, async (progress, token) => {
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}${name}`, cancellable: true }, async (progress, token) => {
     progress.report({ message: `starting ${agent.label}…` });
     const row = await fe.engine
       .createSession({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) })
-      .catch((err: unknown) => showIfAttention(err, fe.folder.index, name));
+      .catch((err: unknown) => showIfAttention(host, err, fe.folder.index, name));
     if (!row) return;
     await fe.engine.start();
     if (token.isCancellationRequested) return;
     if (!onboard.value) {
-      void vscode.window.showInformationMessage(`MAM: ${row.name} is running.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name }));
+      void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is running.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name }));
       return;
     }
     progress.report({ message: 'onboarding (the agent reads its first brief)…' });
@@ -202,14 +213,14 @@ async function createSession(host: EngineHost, notifier: Notifier): Promise<void
     if (outcome === 'cancelled') {
       const open = fe.engine.job(jobId);
       if (open && isOpen(open.state)) await fe.engine.cancelJob(jobId);
-      void vscode.window.showInformationMessage(`MAM: onboarding of ${row.name} cancelled; the session is kept.`);
+      void vscode.window.showInformationMessage(`MAM: ${where}onboarding of ${row.name} cancelled; the session is kept.`);
       return;
     }
-    if (outcome.exitCode === 0) return void vscode.window.showInformationMessage(`MAM: ${row.name} is onboarded and ready for jobs.`);
+    if (outcome.exitCode === 0) return void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is onboarded and ready for jobs.`);
     const { job } = outcome;
     // What the agent said (its detail) is its own text: printable only.
     const why = `${job.reason ?? job.state}${job.detail ? `: ${printable(job.detail, 200)}` : ''}`;
-    void vscode.window.showWarningMessage(`MAM: onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
+    void vscode.window.showWarningMessage(`MAM: ${where}onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name });
       if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: job.id });
     });
@@ -220,10 +231,10 @@ async function createSession(host: EngineHost, notifier: Notifier): Promise<void
  * An agent that waits on a screen only the user should answer (a first-run dialog) is not an
  * error: the session is there. Say what it shows, offer Attach, and resolve with nothing.
  */
-function showIfAttention(err: unknown, folderIndex: number, name: string): undefined {
+function showIfAttention(host: EngineHost, err: unknown, folderIndex: number, name: string): undefined {
   if ((err as { code?: unknown } | undefined)?.code !== 'needs_attention') throw err;
   const message = (err as Error).message.replace(/ Attach with: .*$/, '');
-  void vscode.window.showWarningMessage(`MAM: ${message}`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex, name }));
+  void vscode.window.showWarningMessage(`MAM: ${host.where(folderIndex)}${message}`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex, name }));
   return undefined;
 }
 

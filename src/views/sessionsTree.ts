@@ -3,6 +3,7 @@ import type { JobRecord } from '../core/store/jobSchema';
 import type { SessionRow } from '../core/store/sessionSchema';
 import type { EngineHost, FolderEngine } from './engineHost';
 import { isBlocked, isOpen, jobTreeItem } from './jobItems';
+import { folderItem } from './folderItems';
 import { DisposableBase } from '../core/base/disposable';
 import { codeSpan, markdownText } from './markdown';
 import * as path from 'node:path';
@@ -49,10 +50,13 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
   }
 
   async getChildren(node?: SessionsNode): Promise<SessionsNode[]> {
-    const engines = await this.host.ready();
+    await this.host.ready();
     if (!node) {
-      if (engines.length > 1) return engines.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index }));
-      return engines[0] ? this.sessionsOf(engines[0]) : [];
+      // Only folders that use MAM (hold .mam/); grouped by folder when there are several.
+      const used = this.host.mamFolders;
+      // No session in any folder: nothing, so the view's welcome text (Create Session) shows.
+      if (used.length > 1) return (await Promise.all(used.map((fe) => this.rowsOf(fe)))).some((rows) => rows.length > 0) ? used.map((fe) => ({ kind: 'folder', folderIndex: fe.folder.index })) : [];
+      return used[0] ? this.sessionsOf(used[0]) : [];
     }
     const fe = this.host.byFolderIndex(node.folderIndex);
     if (!fe) return [];
@@ -73,17 +77,17 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
   getParent(node: SessionsNode): SessionsNode | undefined {
     if (node.kind === 'job' || node.kind === 'overlap') return { kind: 'session', folderIndex: node.folderIndex, name: node.session };
     if (node.kind === 'overlapFile') return { kind: 'overlap', folderIndex: node.folderIndex, session: node.session, pair: node.pair };
-    if (node.kind === 'session' && this.host.current.length > 1) return { kind: 'folder', folderIndex: node.folderIndex };
+    if (node.kind === 'session' && this.host.multiRoot) return { kind: 'folder', folderIndex: node.folderIndex };
     return undefined;
   }
 
   async getTreeItem(node: SessionsNode): Promise<vscode.TreeItem> {
     const fe = this.host.byFolderIndex(node.folderIndex);
     if (node.kind === 'folder' || !fe) {
-      const item = new vscode.TreeItem(fe?.folder.name ?? '?', vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `folder:${node.folderIndex}`;
-      item.iconPath = vscode.ThemeIcon.Folder;
-      return item;
+      if (!fe) return new vscode.TreeItem('?');
+      const rows = await this.rowsOf(fe);
+      const running = rows.filter((r) => r.status === 'running' || r.status === 'starting').length;
+      return folderItem(fe, rows.length === 0 ? 'no sessions' : `${running} of ${rows.length} running`);
     }
     if (node.kind === 'job') {
       const job = fe.engine.job(node.jobId);

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { isOpen, needsPermission, type JobRecord } from '../core/store/jobSchema';
 import { Views } from './commandIds';
-import type { EngineHost } from './engineHost';
+import type { EngineHost, FolderEngine } from './engineHost';
+import { markdownText } from './markdown';
 import { DisposableBase } from '../core/base/disposable';
 
 export interface StatusCounts {
@@ -33,7 +34,8 @@ export class JobStatusBar extends DisposableBase {
   visible = false;
   private seenUntil: number;
   private jobsView: vscode.TreeView<unknown> | undefined;
-  private attention = 0;
+  /** Running sessions needing attention, by folder index. */
+  private attention = new Map<number, number>();
   private reading: Promise<void> | undefined;
   private readAgain = false;
 
@@ -66,16 +68,25 @@ export class JobStatusBar extends DisposableBase {
     this.update();
   }
 
+  /** The counts of every folder together: what the item says. */
   counts(): StatusCounts {
-    const counts: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: this.attention, failed: 0 };
+    const total: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: 0, failed: 0 };
+    for (const fe of this.host.current) {
+      const c = this.countsOf(fe);
+      for (const key of Object.keys(total) as Array<keyof StatusCounts>) total[key] += c[key];
+    }
+    return total;
+  }
+
+  /** One folder's counts: what its column of the tooltip says in a multi-root window. */
+  countsOf(fe: FolderEngine): StatusCounts {
+    const counts: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: this.attention.get(fe.folder.index) ?? 0, failed: 0 };
     const looking = this.jobsView?.visible ?? false;
-    for (const { engine } of this.host.current) {
-      for (const job of engine.listJobs()) {
-        if (needsPermission(job)) counts.blocked++;
-        else if (isOpen(job.state) && job.target?.kind === 'human') counts.assigned++;
-        else if (isOpen(job.state)) counts.running++;
-        else if (!looking && failedSince(job, this.seenUntil)) counts.failed++;
-      }
+    for (const job of fe.engine.listJobs()) {
+      if (needsPermission(job)) counts.blocked++;
+      else if (isOpen(job.state) && job.target?.kind === 'human') counts.assigned++;
+      else if (isOpen(job.state)) counts.running++;
+      else if (!looking && failedSince(job, this.seenUntil)) counts.failed++;
     }
     return counts;
   }
@@ -90,15 +101,7 @@ export class JobStatusBar extends DisposableBase {
       return;
     }
     this.item.text = `$(hubot) ${parts.join(' · ')}`;
-    const tooltip = new vscode.MarkdownString();
-    tooltip.appendMarkdown('| Multi-Agent Mux | |\n|:--|--:|\n');
-    tooltip.appendMarkdown(`| Jobs running | ${c.running} |\n`);
-    tooltip.appendMarkdown(`| Tasks assigned to people | ${c.assigned} |\n`);
-    tooltip.appendMarkdown(`| Jobs waiting for permission | ${c.blocked} |\n`);
-    tooltip.appendMarkdown(`| Sessions needing attention | ${c.attention} |\n`);
-    tooltip.appendMarkdown(`| Failed or timed out, not yet seen | ${c.failed} |\n\n`);
-    tooltip.appendMarkdown('Click to open the Jobs view (failures there count as seen).');
-    this.item.tooltip = tooltip;
+    this.item.tooltip = this.tooltip(c);
     const spoken = [
       c.running && `${c.running} ${c.running === 1 ? 'job' : 'jobs'} running`,
       c.assigned && `${c.assigned} assigned to people`,
@@ -110,6 +113,22 @@ export class JobStatusBar extends DisposableBase {
     this.item.backgroundColor = needsYou > 0 || c.failed > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
     this.visible = true;
+  }
+
+  /** The counts as a table: one column of numbers, or, when more than one folder uses MAM, one column per folder. */
+  private tooltip(total: StatusCounts): vscode.MarkdownString {
+    const folders = this.host.multiRoot ? this.host.mamFolders : [];
+    const columns = folders.length > 0 ? folders.map((fe) => ({ name: markdownText(fe.folder.name, 40), c: this.countsOf(fe) })) : [{ name: '', c: total }];
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`| Multi-Agent Mux |${columns.map((col) => (col.name ? ` ${col.name} |` : ' |')).join('')}\n|:--|${columns.map(() => '--:').join('|')}|\n`);
+    const row = (label: string, key: keyof StatusCounts) => md.appendMarkdown(`| ${label} | ${columns.map((col) => col.c[key]).join(' | ')} |\n`);
+    row('Jobs running', 'running');
+    row('Tasks assigned to people', 'assigned');
+    row('Jobs waiting for permission', 'blocked');
+    row('Sessions needing attention', 'attention');
+    row('Failed or timed out, not yet seen', 'failed');
+    md.appendMarkdown('\nClick to open the Jobs view (failures there count as seen).');
+    return md;
   }
 
   private markSeen(): void {
@@ -127,13 +146,14 @@ export class JobStatusBar extends DisposableBase {
       return;
     }
     this.reading = (async () => {
-      let count = 0;
-      for (const { engine } of this.host.current) {
+      const attention = new Map<number, number>();
+      for (const { folder, engine } of this.host.current) {
         const rows = await engine.listSessions().catch(() => []);
-        count += rows.filter((r) => r.status === 'running' && engine.attentionOf(r.name)).length;
+        const count = rows.filter((r) => r.status === 'running' && engine.attentionOf(r.name)).length;
+        if (count > 0) attention.set(folder.index, count);
       }
-      if (count !== this.attention) {
-        this.attention = count;
+      if ([...attention].join() !== [...this.attention].join()) {
+        this.attention = attention;
         this.update();
       }
     })().finally(() => {

@@ -1,20 +1,20 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerBrokerCommands } from './brokerCommands';
-import { BROKER_PASSWORD_SECRET, Commands, ContextKeys } from './commandIds';
+import { BROKER_PASSWORD_SECRET, Commands } from './commandIds';
 import type { EngineHost } from './engineHost';
 import { runSteps } from './multiStep';
-import { pickFolder, reportErrors } from './picks';
+import { folderFor, pickFolders, reportErrors, type FolderRef } from './picks';
 
 /** Broker settings and start/stop, the monitor, doctor, the .mam folder, refresh. */
 export function registerWorkspaceCommands(host: EngineHost, context: vscode.ExtensionContext, channel: vscode.LogOutputChannel): vscode.Disposable[] {
-  const setMonitoring = () => vscode.commands.executeCommand('setContext', ContextKeys.monitoring, host.current.some((e) => e.engine.monitoring));
+  const setMonitoring = () => host.updateMonitoring();
   return [
     vscode.commands.registerCommand(Commands.refresh, () => host.refresh()),
 
-    vscode.commands.registerCommand(Commands.startMonitor, () =>
+    vscode.commands.registerCommand(Commands.startMonitor, (ref?: FolderRef) =>
       reportErrors('starting the monitor', async () => {
-        for (const { engine } of await host.ready()) {
+        for (const { engine } of await pickFolders(host, ref, 'Start Monitor', (fe) => !fe.engine.monitoring)) {
           await engine.start();
           engine.startMonitor();
         }
@@ -22,14 +22,17 @@ export function registerWorkspaceCommands(host: EngineHost, context: vscode.Exte
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.stopMonitor, async () => {
-      for (const { engine } of host.current) engine.stopMonitor();
-      await setMonitoring();
-    }),
+    vscode.commands.registerCommand(Commands.stopMonitor, (ref?: FolderRef) =>
+      reportErrors('stopping the monitor', async () => {
+        // Only the folders whose monitor runs are offered: stopping one that does not is nothing.
+        for (const { engine } of await pickFolders(host, ref, 'Stop Monitor', (fe) => fe.engine.monitoring)) engine.stopMonitor();
+        await setMonitoring();
+      }),
+    ),
 
-    vscode.commands.registerCommand(Commands.runDoctor, () =>
+    vscode.commands.registerCommand(Commands.runDoctor, (ref?: FolderRef) =>
       reportErrors('running doctor', async () => {
-        for (const { folder, engine } of await host.ready()) {
+        for (const { folder, engine } of await pickFolders(host, ref, 'Run Doctor')) {
           channel.info(`doctor: ${folder.name} (${folder.uri.fsPath})`);
           for (const c of await engine.doctor()) {
             const line = `${c.ok ? (c.warning ? '!' : '✓') : '✗'} ${c.name}: ${c.detail}${c.fix && (!c.ok || c.warning) ? ` → ${c.fix}` : ''}`;
@@ -42,9 +45,9 @@ export function registerWorkspaceCommands(host: EngineHost, context: vscode.Exte
       }),
     ),
 
-    vscode.commands.registerCommand(Commands.openControlPlane, () =>
+    vscode.commands.registerCommand(Commands.openControlPlane, (ref?: FolderRef) =>
       reportErrors('opening .mam', async () => {
-        const fe = await pickFolder(host);
+        const fe = await folderFor(host, ref, 'Open the .mam Folder');
         if (!fe) return;
         await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(path.join(fe.folder.uri.fsPath, '.mam')));
       }),

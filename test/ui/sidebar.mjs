@@ -3,7 +3,8 @@
 // a real browser; the sidebar and the status bar must show them (checked in the page, not by
 // eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; report.png, the review
 // report webview of a loop with its timeline, then in four themes with its text contrast measured,
-// test/ui/reportChecks.mjs; untrusted.png for a workspace that is not trusted).
+// test/ui/reportChecks.mjs; untrusted.png for a workspace that is not trusted; multiroot.png and
+// its dark themes for a multi-root window, test/ui/multiRoot.mjs).
 //
 // It runs what a user installs: the VSIX that `npm run package` makes, installed as `code
 // --install-extension` does, and the `mam` CLI from inside it — no node_modules next to it.
@@ -16,6 +17,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installVsix } from '../../scripts/vscode/install.mjs';
 import { addHostileReport, REPORT_CHECKS } from './reportChecks.mjs';
+import { multiRootCheck } from './multiRoot.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE = path.join(ROOT, 'test/fixtures/fake-agent.js');
@@ -114,6 +116,12 @@ try {
     const untrusted = path.join(base, 'untrusted');
     fs.mkdirSync(path.join(untrusted, '.mam'), { recursive: true });
     code = run('ui', '--vsix', vsix, '--trust', '--workspace', untrusted, '--env-file', envFile, '--open-view', 'mam', '--expect', 'not trusted', '--shot', path.join(OUT, 'untrusted.png'));
+  }
+  if (code === 0) {
+    // A multi-root window: two folders using MAM, each under its own row, and one that does not.
+    const multiRoot = path.join(base, 'multi-root');
+    fs.mkdirSync(multiRoot);
+    code = multiRootCheck({ base: multiRoot, cli: CLI, vsix, out: OUT });
   }
 } finally {
   for (const job of JSON.parse(mam('job', 'list', '--json').stdout)) if (['registered', 'dispatched', 'started'].includes(job.state)) mam('job', 'cancel', job.id);

@@ -4,7 +4,8 @@
  * and, when the promise settles, reports pass or fail to the page (`codeAutomationExit`), which is
  * the runner's exit code.
  *
- * Loads every `*.test.js` beside it (or only `MAM_VSCODE_FILE`), runs those matching
+ * Loads every `*.test.js` beside it that belongs to this window (trusted or not, a folder or a
+ * multi-root window), or only `MAM_VSCODE_FILE`, runs those matching
  * `MAM_VSCODE_GREP`, logs one `[mam-vscode]` line per test (the driver prints them as they come),
  * and writes the results to the JSON file named by `MAM_VSCODE_TEST_RESULTS`.
  *
@@ -28,13 +29,16 @@ const REPO_ROOT = path.resolve(__dirname, '../../../..');
 
 export function run(): Promise<void> {
   const only = process.env.MAM_VSCODE_FILE;
-  // `*.untrusted.test.js` run only in a workspace that is not trusted (run.mjs --trust), the rest only in a trusted one.
+  // `*.untrusted.test.js` run only in a workspace that is not trusted (run.mjs --trust), the rest only in a trusted one;
+  // `*.multiroot[.untrusted].test.js` only in a multi-root window (run.mjs --multi-root), the rest only in a folder.
   // `*.bench.js` run only for `npm run bench` (MAM_VSCODE_BENCH=1), never as tests.
   const untrusted = process.env.MAM_VSCODE_TRUST === 'untrusted';
+  const multiRoot = process.env.MAM_VSCODE_WINDOW === 'multi-root';
   const bench = process.env.MAM_VSCODE_BENCH === '1';
+  const belongs = (f: string): boolean => f.endsWith('.untrusted.test.js') === untrusted && /\.multiroot\.(untrusted\.)?test\.js$/.test(f) === multiRoot;
   const files = fs
     .readdirSync(__dirname)
-    .filter((f) => (bench ? f.endsWith('.bench.js') : f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted))
+    .filter((f) => (bench ? f.endsWith('.bench.js') : f.endsWith('.test.js') && belongs(f)))
     .filter((f) => !only || f === `${only.replace(/(\.test)?\.(js|ts)$/, '')}.test.js`)
     .sort();
   const results: VscodeTestResults = { passes: [], failures: [], pending: [], durationMs: 0 };
