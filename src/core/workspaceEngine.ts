@@ -8,6 +8,7 @@ import { initWorkspace, type InitMode, type InitResult } from './init/initWorksp
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { externalBroker } from './messaging/brokerEndpoint';
 import { ControlPlane } from './store/controlPlane';
+import { paneTextFile } from './jobs/paneText';
 import { runDoctor, type DoctorCheck } from './doctor';
 import { cancelJob, verifyJob, type VerifyResult } from './jobs/jobActions';
 import { JobEngine } from './jobs/jobEngine';
@@ -242,6 +243,12 @@ export class WorkspaceEngine extends DisposableBase {
 
   jobLog(jobId: string): AuditEntry[] {
     return this.controlPlane.audit.readEntries(jobId).entries;
+  }
+
+  /** The job's pane.txt (paneText.ts), when one was kept. */
+  paneTextFile(jobId: string): string | undefined {
+    const file = paneTextFile(this.controlPlane.paths, jobId);
+    return fs.existsSync(file) ? file : undefined;
   }
 
   async createSession(request: CreateRequest): Promise<SessionRow> {

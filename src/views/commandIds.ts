@@ -15,6 +15,7 @@ export const Commands = {
   completePersonJob: 'mam.completePersonJob',
   cancelJob: 'mam.cancelJob',
   showJobLog: 'mam.showJobLog',
+  showPaneText: 'mam.showPaneText',
   openBrief: 'mam.openBrief',
   verifyJob: 'mam.verifyJob',
   configureBroker: 'mam.configureBroker',

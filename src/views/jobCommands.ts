@@ -30,6 +30,19 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
       }),
     ),
 
+    vscode.commands.registerCommand(Commands.showPaneText, (ref?: JobRef) =>
+      reportErrors("opening the job's pane output", async () => {
+        const picked = await pickJob(host, ref, (j) => j.target?.kind === 'local' && !isOpen(j), 'Show Pane Output');
+        if (!picked) return;
+        const file = picked.fe.engine.paneTextFile(picked.job.id);
+        if (!file) {
+          void vscode.window.showInformationMessage(`MAM: ${host.where(picked.fe.folder.index)}no pane output was kept for ${picked.job.id}: ${isOpen(picked.job) ? 'it is kept when the job ends' : 'its pane was gone when it ended'}.`);
+          return;
+        }
+        await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true, preserveFocus: Boolean(ref) });
+      }),
+    ),
+
     vscode.commands.registerCommand(Commands.openBrief, (ref?: JobRef) =>
       reportErrors('opening the brief', async () => {
         const picked = await pickJob(host, ref, (j) => Boolean(j.brief), 'Open Job Brief');

@@ -30,7 +30,13 @@ export class JobLogProvider extends DisposableBase implements vscode.TextDocumen
     const jobId = m[2]!;
     const job = fe.engine.job(jobId);
     const header = job
-      ? [`# job ${job.id}: ${job.title ?? ''}`, `# session ${job.session} · ${job.type}${job.role ? ` · ${job.role}` : ''} · ${job.state}${job.reason ? ` (${job.reason})` : ''}`, `# brief ${job.brief ?? '-'}`, '']
+      ? [
+          `# job ${job.id}: ${job.title ?? ''}`,
+          `# session ${job.session} · ${job.type}${job.role ? ` · ${job.role}` : ''} · ${job.state}${job.reason ? ` (${job.reason})` : ''}`,
+          `# brief ${job.brief ?? '-'}`,
+          ...(fe.engine.paneTextFile(jobId) ? [`# what its pane showed: ${fe.engine.paneTextFile(jobId)} (MAM: Show Pane Output)`] : []),
+          '',
+        ]
       : [`# job ${jobId}`, ''];
     return [...header, ...fe.engine.jobLog(jobId).map(formatEntry), ''].join('\n');
   }

@@ -145,9 +145,9 @@ export class Notifier extends DisposableBase {
   }
 
   /**
-   * Folders of this window that would share one multiplexer server (a window-wide mam.tmuxServer,
-   * or MAM_TMUX_SERVER): one warning per sharing, since each folder's monitor would take the other
-   * folders' agents for its own.
+   * Folders of this window that would share one herdr server (a window-wide mam.herdrSession, or
+   * MAM_HERDR_SESSION): one warning per sharing, since each folder's monitor would take the other
+   * folders' agents for its own (sharedServers.ts; a shared tmux server is fine).
    */
   tellSharedServers(): void {
     for (const shared of sharedServers(this.host.mamFolders)) {
@@ -156,8 +156,8 @@ export class Notifier extends DisposableBase {
       if (this.sharing.has(key)) continue;
       this.sharing.add(key);
       const both = names.length === 2 ? `${names[0]} and ${names[1]}` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-      const setting = shared.mux === 'tmux' ? 'mam.tmuxServer' : 'mam.herdrSession';
-      const message = `MAM: ${both} share the ${shared.mux} server ${printable(shared.server, 64)} (${setting} or ${shared.mux === 'tmux' ? 'MAM_TMUX_SERVER' : 'MAM_HERDR_SESSION'}): each folder's monitor would take the other's agents for its own. Leave it empty so that each folder gets its own server.`;
+      const setting = 'mam.herdrSession';
+      const message = `MAM: ${both} share the herdr server ${printable(shared.server, 64)} (${setting} or MAM_HERDR_SESSION): each folder's monitor would take the other's agents for its own. Leave it empty so that each folder gets its own server.`;
       this.shown.push({ kind: 'shared', message });
       void vscode.window.showWarningMessage(message, 'Open Settings').then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', setting));
     }

@@ -8,16 +8,19 @@ export interface SharedServer {
 }
 
 /**
- * Each folder that uses MAM has its own tmux server (`mam-<folder>-<hash>`) unless a setting or
- * MAM_TMUX_SERVER names one for the whole window. Then the folders share it, and each folder's
- * monitor would register the other's panes as its own sessions (it adopts every live pane on its
- * server that its registry does not know). Returns each server more than one folder would use.
+ * Each folder that uses MAM has its own server (`mam-<folder>-<hash>`) unless a setting or
+ * MAM_TMUX_SERVER / MAM_HERDR_SESSION names one for the whole window. Folders may share a tmux
+ * server: each tmux pane records the folder that placed it, and no folder's monitor adopts another's.
+ * A herdr pane records no such thing, so on a shared herdr server each folder's monitor would
+ * register the other's panes as its own sessions. Returns each herdr server more than one folder
+ * would use.
  */
 export function sharedServers(folders: readonly FolderEngine[]): SharedServer[] {
   const byServer = new Map<string, SharedServer>();
   for (const fe of folders) {
     if (!fe.engine.trusted) continue;
     const mux = fe.engine.config.values.mux;
+    if (mux !== 'herdr') continue;
     const server = fe.engine.sessions.defaultServer(mux);
     const key = `${mux}\u0000${server}`;
     const shared = byServer.get(key) ?? { mux, server, folders: [] };

@@ -63,4 +63,21 @@ describe('session status and monitor', function () {
     assert.deepEqual(states.map((s) => [s.session?.name, s.drift]), [['x', ['pane_gone']]]);
     assert.equal(await f.tmux.isRunning(), false);
   });
+
+  it("two workspaces sharing one tmux server: each sees only its own panes, and adopts none of the other's", async () => {
+    const other = sessionFixture({ MAM_TMUX_SERVER: f.server });
+    try {
+      await f.service.create({ name: 'mine', agent: 'shell', command: idleCommand(), baseDir: f.workspace });
+      await other.service.create({ name: 'theirs', agent: 'shell', command: idleCommand(), baseDir: other.workspace });
+      const panes = await f.tmux.listPanes();
+      assert.deepEqual(panes.map((p) => [p.label, p.owner]).sort(), [['mine', f.workspace], ['theirs', other.workspace]], 'each pane names the workspace that placed it');
+      const states = await sessionStatus(f.service, await f.controlPlane.sessions.list());
+      assert.deepEqual(states.map((s) => [s.session?.name ?? null, s.drift]), [['mine', []]], "the other workspace's pane is not drift here");
+      const report = await reconcile(f.service, f.controlPlane.sessions);
+      assert.deepEqual(report.registered, []);
+      assert.deepEqual((await f.controlPlane.sessions.list()).map((r) => r.name), ['mine']);
+    } finally {
+      await other.dispose();
+    }
+  });
 });

@@ -15,6 +15,8 @@ export interface PaneInfo {
   cwd: string | null;
   /** The MAM session name recorded on the pane at spawn, when the multiplexer keeps it. */
   label: string | null;
+  /** The workspace that placed the pane, recorded at spawn, when the multiplexer keeps it (tmux). */
+  owner?: string | null;
 }
 
 export interface SpawnRequest {
@@ -25,6 +27,8 @@ export interface SpawnRequest {
   cwd: string;
   /** Extra environment for the program. */
   env: Readonly<Record<string, string>>;
+  /** The workspace placing it (its folder): recorded on the pane, so that workspaces sharing a server tell their panes apart. */
+  owner?: string;
 }
 
 export interface SpawnedPane {

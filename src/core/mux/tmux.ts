@@ -12,7 +12,7 @@ export interface TmuxOptions {
 
 /** tmux's record separator in -F formats: a character no pane path or command contains. */
 const SEP = '\u001f';
-const PANE_FORMAT = ['#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_current_command}', '#{pane_current_path}', '#{@mam-session}'].join(SEP);
+const PANE_FORMAT = ['#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_current_command}', '#{pane_current_path}', '#{@mam-session}', '#{@mam-workspace}'].join(SEP);
 const NO_SERVER = /no server running|error connecting to|failed to connect to server|server exited unexpectedly|no current target|No such file or directory/i;
 
 /**
@@ -57,6 +57,7 @@ export class TmuxBackend implements Multiplexer {
     if (!id?.startsWith('%')) throw new MuxError(`tmux returned no pane id: '${firstLine(r.stdout)}'`);
     // Best effort: the label survives in our registry anyway; a pane that already exited is fine.
     await this.tmux(['set-option', '-p', '-t', id, '@mam-session', request.label]);
+    if (request.owner) await this.tmux(['set-option', '-p', '-t', id, '@mam-workspace', request.owner]);
     return { id, pid: pid ? Number(pid) : null };
   }
 
@@ -71,7 +72,7 @@ export class TmuxBackend implements Multiplexer {
       .split('\n')
       .filter((line) => line.includes(SEP))
       .map((line) => {
-        const [id, pid, dead, command, cwd, label] = line.split(SEP);
+        const [id, pid, dead, command, cwd, label, owner] = line.split(SEP);
         return {
           id: id!,
           alive: dead !== '1',
@@ -79,6 +80,7 @@ export class TmuxBackend implements Multiplexer {
           command: command || null,
           cwd: cwd || null,
           label: label || null,
+          owner: owner || null,
         };
       });
   }

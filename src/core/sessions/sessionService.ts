@@ -79,6 +79,11 @@ export class SessionService {
     this.orchestrators = new OrchestratorRegistry(deps.controlPlane.paths);
   }
 
+  /** The workspace folder whose sessions these are. */
+  get workspace(): string {
+    return this.deps.controlPlane.workspace;
+  }
+
   private get registry() {
     return this.deps.controlPlane.sessions;
   }
@@ -392,7 +397,8 @@ export class SessionService {
   private async place(kind: MuxKind, server: string, label: string, argv: string[], cwd: string, adapter: AgentAdapter) {
     const env = { ...adapter.environment(), MAM_WORKSPACE: this.deps.controlPlane.workspace, MAM_SESSION: label };
     // One placement at a time per server: parallel creates each get their own pane.
-    return withLock(this.deps.controlPlane.paths.lock(`place-${kind}-${server}`), () => this.deps.muxFactory(kind, server).spawn({ label, argv, cwd, env }), {
+    const owner = this.deps.controlPlane.workspace;
+    return withLock(this.deps.controlPlane.paths.lock(`place-${kind}-${server}`), () => this.deps.muxFactory(kind, server).spawn({ label, argv, cwd, env, owner }), {
       what: `pane placement on ${kind} server ${server}`,
       timeoutMs: 60_000,
     });

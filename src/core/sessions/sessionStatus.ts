@@ -68,8 +68,9 @@ export async function sessionStatus(service: SessionService, sessions: readonly 
   }));
   for (const [k, list] of panes) {
     for (const pane of list) {
-      // On the user's own server, the panes MAM did not start are the user's, not drift.
-      if (isUsersOwnServer(pane.server)) continue;
+      // On the user's own server, the panes MAM did not start are the user's, not drift; on a
+      // server several workspaces share, another workspace's panes are its own.
+      if (isUsersOwnServer(pane.server) || (pane.owner && pane.owner !== service.workspace)) continue;
       if (pane.alive && !claimed.has(`${k}\u0000${pane.id}`)) states.push({ session: null, pane, drift: ['unregistered_pane'], attention: null });
     }
   }

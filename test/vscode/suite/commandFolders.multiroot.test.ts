@@ -30,6 +30,7 @@ const HOW: Record<string, 'one' | 'many' | 'every' | 'none'> = {
   'mam.completePersonJob': 'one',
   'mam.cancelJob': 'one',
   'mam.showJobLog': 'one',
+  'mam.showPaneText': 'one',
   'mam.openBrief': 'one',
   'mam.verifyJob': 'one',
   'mam.configureBroker': 'none',

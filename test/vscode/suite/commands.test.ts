@@ -154,6 +154,17 @@ describe('the commands end to end, prompts answered like a user', function () {
     await waitFor('the brief editor', () => vscode.window.activeTextEditor?.document.uri.fsPath === job.brief);
   });
 
+  it("Show Pane Output: what the job's pane showed, from its line on, in an editor; its log names it", async () => {
+    const job = engine().listJobs().find((j) => j.session === 'palette-1' && j.state === 'completed')!;
+    const file = await waitFor('pane.txt', () => engine().paneTextFile(job.id), 10_000);
+    await vscode.commands.executeCommand('mam.showPaneText', { folderIndex: 0, jobId: job.id });
+    const editor = await waitFor('the pane output editor', () => (vscode.window.activeTextEditor?.document.uri.fsPath === file ? vscode.window.activeTextEditor : undefined));
+    assert.match(editor.document.getText(), new RegExp(`^.*MAM job ${job.id}: read the brief at `));
+    await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });
+    const log = await waitFor('the job log', () => (vscode.window.activeTextEditor?.document.uri.scheme === 'mam-log' ? vscode.window.activeTextEditor.document : undefined));
+    assert.ok(log.getText().includes(`# what its pane showed: ${file} (MAM: Show Pane Output)`), log.getText().slice(0, 400));
+  });
+
   it('Cancel Job: an open job ends cancelled and its session is free again', async () => {
     await engine().createSession({ name: 'palette-2', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('heartbeats,instant') });
     answers.push('Type the task', 'Watch the logs forever');

@@ -83,20 +83,30 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     assert.deepEqual(api.init.offered, [fe('docs').folder.index], 'the offer to initialize is for docs alone');
   });
 
-  it('a window-wide mam.tmuxServer would put both folders on one tmux server: one warning names both; emptied, each folder has its own again', async () => {
+  it('a window-wide mam.tmuxServer puts both folders on one tmux server: each keeps its own sessions, adopts none of the other\'s, and nobody is warned', async () => {
     const config = vscode.workspace.getConfiguration('mam');
     const shown = api.notifier.shown.length;
     await config.update('tmuxServer', 'mam-team', vscode.ConfigurationTarget.Workspace);
     try {
-      const warning = await waitFor('the warning', () => api.notifier.shown.slice(shown).find((n) => n.kind === 'shared'), 20_000);
-      assert.match(warning.message, /^MAM: api and web share the tmux server mam-team \(mam\.tmuxServer or MAM_TMUX_SERVER\): each folder's monitor would take the other's agents for its own\./);
+      await waitFor('both folders on mam-team, started', () => api.host.mamFolders.length === 2 && server('api') === 'mam-team' && server('web') === 'mam-team' && api.host.mamFolders.every((f) => f.engine.monitoring), 20_000);
+      for (const name of ['api', 'web']) {
+        await fe(name).engine.createSession({ name: `on-team-${name}`, agent: 'shell', role: 'worker', baseDir: fe(name).folder.uri.fsPath, command: ['sleep', '600'] });
+      }
+      for (const name of ['api', 'web']) {
+        const report = await fe(name).engine.reconcileNow();
+        assert.deepEqual(report.registered, [], `${name} adopts nothing of the other folder's`);
+        assert.deepEqual((await fe(name).engine.listSessions()).filter((r) => r.name.startsWith('on-team-')).map((r) => [r.name, r.server]), [[`on-team-${name}`, 'mam-team']]);
+      }
+      assert.equal(api.notifier.shown.slice(shown).filter((n) => n.kind === 'shared').length, 0, 'a shared tmux server is fine: no warning');
     } finally {
+      // Gone again, so that the tests below count only their own sessions.
+      for (const name of ['api', 'web']) await fe(name).engine.controlPlane.sessions.mutate((tx) => tx.get(`on-team-${name}`) && tx.remove(`on-team-${name}`));
+      await new TmuxBackend({ server: 'mam-team' }).killServer().catch(() => undefined);
       await config.update('tmuxServer', undefined, vscode.ConfigurationTarget.Workspace);
     }
     // The engines are rebuilt (none while building): wait for both again, each on its own server, started.
     await waitFor('each folder on its own server, started again', () => api.host.mamFolders.length === 2 && server('api') !== 'mam-team' && server('api') !== server('web') && api.host.mamFolders.every((f) => f.engine.monitoring), 20_000);
-    assert.equal(api.notifier.shown.slice(shown).filter((n) => n.kind === 'shared').length, 1, 'told once');
-    assert.deepEqual(prompts.warnings.splice(0).filter((w) => !w.includes('share the tmux server')), []);
+    assert.deepEqual(prompts.warnings.splice(0), []);
   });
 
   it('Create Session… from the palette asks the folder first; the session is in web’s registry and on web’s tmux server only', async () => {
