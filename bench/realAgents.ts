@@ -24,7 +24,7 @@ import { percentile, type Row } from './stats';
 const TASK = 'Note this job in jobs-done.txt.';
 
 export async function benchRealAgents(root: string, cli: string, runs: number): Promise<Row[]> {
-  const missing = agentsMissing();
+  const missing = agentsMissing('codex', 'claude');
   if (missing) {
     console.error(`bench: real agents skipped: ${missing}`);
     return [];
