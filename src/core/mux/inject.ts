@@ -70,6 +70,8 @@ export interface InjectReport {
 const DEFAULTS = { quietMs: 1500, readyTimeoutMs: 60_000, landTimeoutMs: 5000, settleMs: 300, confirmMs: 2000, pollMs: 40 };
 /** How long the screen must stay unchanged after the text lands before Enter. */
 const STILL_MS = 100;
+/** How long a screen that changed without showing the text must hold still to count as landed (a folded paste). */
+const FOLDED_STILL_MS = 500;
 
 /**
  * Delivers one line to the program in a pane the way a careful human would: wait until it is ready
@@ -96,15 +98,23 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
 
   let landed: InjectReport['landed'] | undefined;
   let screen = before;
+  let changedAt = Date.now();
   const landDeadline = Date.now() + o.landTimeoutMs;
   while (Date.now() < landDeadline) {
     await sleep(o.pollMs);
-    screen = normalize(await read());
-    if (marker !== '' && count(screen, marker) > seenBefore) {
+    const now = normalize(await read());
+    if (marker !== '' && count(now, marker) > seenBefore) {
       landed = 'marker';
       break;
     }
-    if (screen !== before) landed = 'screen-changed'; // keep looking for the marker until the deadline
+    if (now !== screen) {
+      screen = now;
+      changedAt = Date.now();
+    }
+    if (screen !== before) landed = 'screen-changed';
+    // A TUI that folds a long paste into a placeholder (opencode: "[Pasted ~1 lines]") never shows
+    // the text: once the screen has changed and then held still a while, the text is in.
+    if (landed === 'screen-changed' && Date.now() - changedAt >= FOLDED_STILL_MS) break;
   }
   if (!landed) throw new DeliveryError(`the text typed into pane ${paneId} never appeared on its screen; it was not submitted`);
   // Enter only once the program has finished drawing the text, and never sooner than settleMs
