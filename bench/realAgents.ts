@@ -1,5 +1,5 @@
 /**
- * The real `codex` and `claude` CLIs on a trivial job, against the project's model server (which
+ * The real agent CLIs (codex, claude, gemini, opencode, copilot, qwen) on a trivial job, against the project's model server (which
  * answers at once, so what is measured is MAM and the CLI, not a model): submit → `started` and
  * submit → `completed` through MAM, beside the floor — the same CLI in the same pane, typed into
  * with raw `tmux send-keys` (the line, 0.3 s, Enter: the least that works, NOTES.md) and timed to the
@@ -17,30 +17,31 @@ import { stopEmbeddedBroker } from '../src/core/messaging/embeddedBroker';
 import { TmuxBackend } from '../src/core/mux/tmux';
 import { sleep } from '../src/core/base/process';
 import { jobRecord } from '../test/support/rows';
-import { agentEnv, agentHome, agentsMissing, startModelServer } from '../test/support/realAgents';
+import { agentEnv, agentHome, agentMissing, REAL_AGENTS, startModelServer, type RealAgent } from '../test/support/realAgents';
 import { benchEngine } from './engine';
 import { percentile, type Row } from './stats';
 
 const TASK = 'Note this job in jobs-done.txt.';
 
-export async function benchRealAgents(root: string, cli: string, runs: number): Promise<Row[]> {
-  const missing = agentsMissing('codex', 'claude');
-  if (missing) {
-    console.error(`bench: real agents skipped: ${missing}`);
-    return [];
-  }
+export async function benchRealAgents(root: string, cli: string, runs: number, agents: readonly RealAgent[] = REAL_AGENTS): Promise<Row[]> {
+  const ready = agents.filter((agent) => {
+    const missing = agentMissing(agent);
+    if (missing) console.error(`bench: real ${agent} skipped: ${missing}`);
+    return !missing;
+  });
+  if (ready.length === 0) return [];
   process.env.MAM_TEST_ROOT ??= root; // the test helpers make their temp folders here
   const server = await startModelServer({ steps: { job: { run: ['printf "%s\\n" "{job}" >> jobs-done.txt'] } } });
   const rows: Row[] = [];
   try {
-    for (const agent of ['codex', 'claude'] as const) rows.push(...(await benchOne(agent, root, cli, runs, server)));
+    for (const agent of ready) rows.push(...(await benchOne(agent, root, cli, runs, server)));
   } finally {
     await server.stop();
   }
   return rows;
 }
 
-async function benchOne(agent: 'codex' | 'claude', root: string, cli: string, runs: number, server: { url: string }): Promise<Row[]> {
+async function benchOne(agent: RealAgent, root: string, cli: string, runs: number, server: { url: string }): Promise<Row[]> {
   const ws = fs.mkdtempSync(path.join(root, `ws-${agent}-`));
   execFileSync('git', ['init', '-q'], { cwd: ws });
   const home = agentHome({ server, projects: [ws] });
@@ -84,6 +85,8 @@ async function benchOne(agent: 'codex' | 'claude', root: string, cli: string, ru
     }
   } finally {
     engine.dispose();
+    // Pane by pane: closing one ends its program's process group (gemini outlives a killed server).
+    for (const pane of await tmux.listPanes().catch(() => [])) await tmux.kill(pane.id);
     await tmux.killServer();
     await stopEmbeddedBroker(controlPlane.paths);
   }
