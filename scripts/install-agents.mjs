@@ -17,6 +17,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,7 +53,7 @@ function versionCheckHome() {
 function runs(bin, home) {
   const env = {
     ...process.env, HOME: home, TMPDIR: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local/share'), XDG_CACHE_HOME: path.join(home, '.cache'), XDG_STATE_HOME: path.join(home, '.local/state'),
-    DISABLE_AUTOUPDATER: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', COPILOT_AUTO_UPDATE: 'false',
+    DISABLE_AUTOUPDATER: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', COPILOT_AUTO_UPDATE: 'false', GROK_DISABLE_AUTOUPDATER: '1', GROK_HOME: path.join(home, '.grok'),
     // copilot's first start unpacks its package here (once; later starts find it).
     COPILOT_PKG_CACHE_HOME: COPILOT_PKG_CACHE,
   };
@@ -100,10 +101,21 @@ async function main() {
   const log = path.join(REPO_ROOT, '.cache/agents-install.log');
   const out = fs.openSync(log, 'w');
   const started = Date.now();
+  // In a HOME of its own, keeping npm's own cache and user config: grok's postinstall copies its
+  // 166 MB binary into ~/.grok/bin and writes ~/.grok/config.toml, which must not land in the real HOME.
+  const installHome = path.join(HOME, 'install-home');
+  fs.mkdirSync(installHome, { recursive: true });
+  const realHome = os.homedir();
   const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--prefix', HOME, ...wanted], {
     cwd: HOME,
     stdio: ['ignore', out, out],
-    env: { ...process.env, npm_config_update_notifier: 'false' },
+    env: {
+      ...process.env,
+      HOME: installHome,
+      npm_config_cache: process.env.npm_config_cache || path.join(realHome, '.npm'),
+      npm_config_userconfig: process.env.npm_config_userconfig || path.join(realHome, '.npmrc'),
+      npm_config_update_notifier: 'false',
+    },
   });
   fs.closeSync(out);
   // claude's package puts its native binary in place from a postinstall script; where npm did not

@@ -1,5 +1,5 @@
 /**
- * The real agent CLIs for tests — codex, claude, gemini, opencode, copilot, qwen: installed by
+ * The real agent CLIs for tests — codex, claude, gemini, opencode, copilot, qwen, grok: installed by
  * `node scripts/install-agents.mjs` into .cache/agents/ (pinned in scripts/agent-clis.json), run
  * in tmux panes in a temp HOME, talking only to test/fixtures/model-server.js on 127.0.0.1. The
  * model server plays an agent that follows MAM's brief through the CLI's own shell tool, so the
@@ -75,7 +75,7 @@ export function agentEnv(home: string, server: { url: string }, base: NodeJS.Pro
   for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
   for (const k of Object.keys(env)) {
     // Whatever the surrounding shell has for these services must not leak into the test.
-    if (/^(ANTHROPIC_|OPENAI_|CLAUDE_|CODEX_|GEMINI_|GOOGLE_|COPILOT_|OPENCODE_|QWEN_|GH_|GITHUB_)/.test(k) || /^(https?|no|all)_proxy$/i.test(k)) delete env[k];
+    if (/^(ANTHROPIC_|OPENAI_|CLAUDE_|CODEX_|GEMINI_|GOOGLE_|COPILOT_|OPENCODE_|QWEN_|GROK_|XAI_|GH_|GITHUB_)/.test(k) || /^(https?|no|all)_proxy$/i.test(k)) delete env[k];
   }
   delete env.TMUX;
   delete env.TMUX_PANE;
@@ -120,6 +120,12 @@ export function agentEnv(home: string, server: { url: string }, base: NodeJS.Pro
     COPILOT_AUTO_UPDATE: 'false',
     COPILOT_PKG_CACHE_HOME: COPILOT_PKG_CACHE,
     // qwen: everything is in its settings (agentHomes.ts), which always turn its self-update off
+    // grok: an API key (no sign-in screen then), the server for its models and API, no updates
+    XAI_API_KEY: TEST_API_KEY,
+    GROK_HOME: path.join(home, '.grok'), // its own default, spelt out: what grok writes stays in this HOME
+    GROK_MODELS_BASE_URL: `${server.url}/v1`,
+    GROK_XAI_API_BASE_URL: `${server.url}/v1`,
+    GROK_DISABLE_AUTOUPDATER: '1',
     // All: anything beyond 127.0.0.1 goes to the model server as a CONNECT, which it refuses.
     HTTPS_PROXY: server.url,
     HTTP_PROXY: server.url,
@@ -146,6 +152,9 @@ export function conversationFile(home: string, workspace: string, agent: RealAge
       return existing(path.join(home, '.qwen', 'projects', workspace.replace(/[^a-zA-Z0-9]/g, '-'), 'chats', `${id}.jsonl`));
     case 'copilot':
       return existing(path.join(home, '.copilot', 'session-state', id, 'events.jsonl'));
+    case 'grok':
+      // sessions/<URL-encoded cwd>/<id>/: its updates (the conversation as it went) hold the typed lines.
+      return existing(path.join(home, '.grok', 'sessions', encodeURIComponent(workspace), id, 'updates.jsonl'));
     case 'opencode':
       return undefined; // one SQLite database for all: see storedConversation
   }

@@ -4,7 +4,7 @@ import { readScreen } from '../../src/core/agents/screens';
 
 /**
  * What MAM reads on the real CLIs' screens (the lines that matter, as captured in tmux panes, 200
- * columns, from gemini 0.61.0, copilot 1.0.102, qwen 0.15.10 and opencode 1.18.33): ready only
+ * columns, from gemini 0.61.0, copilot 1.0.102, qwen 0.15.10, opencode 1.18.33 and grok 1.0.41): ready only
  * when the CLI takes input, never on a screen that comes just before a question only a person
  * should answer. The real-agent tests show the same end to end (test/integration/real*.test.ts).
  */
@@ -21,6 +21,8 @@ const screens: Array<[agent: string, what: string, lines: string[], reading: str
   ['copilot', 'no sign-in (its input box drawn beneath)', ['Please use /login to sign in to use Copilot', '❯', ' ← open sidebar · Interactive · Allow All · / commands · ? help · tab next tab'], 'not_logged_in'],
   ['qwen', 'its input box, still initializing (a line typed now is kept)', ['*   Type your message or @path/to/file', '  .   Initializing...'], 'ready'],
   ['qwen', 'its sign-in choice', ['  │ Select Authentication Method │', '  │ › Alibaba ModelStudio │', '  │   Custom Provider │'], 'auth'],
+  ['grok', 'its prompt box after a reply, a suggested next prompt standing in it', ['     Done: job j-20261203T054155Z-a42d71f0 (job).', '  │ ❯ MAM job │', '  ╰──── mam-test-model · always-approve ─╯', '  Tab/→:accept suggestion  │  Shift+Tab:mode  │  Ctrl+x:shortcuts'], 'ready'],
+  ['grok', 'no API key: its sign-in choice', ['                 Login with Grok              l', '                 Quit                         q'], 'login'],
   ['opencode', 'a new session', ['  ┃  Ask anything… "Fix broken tests"', '  ┃  Build · mam-test-model', '   tab agents  ctrl+p commands'], 'ready'],
   ['opencode', 'a resumed session (no placeholder)', ['  ┃  Build · mam-test-model', '   /tmp/repo    8.1K  ctrl+p commands    • OpenCode 1.18.33'], 'ready'],
 ];

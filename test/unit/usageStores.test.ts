@@ -4,20 +4,21 @@ import * as path from 'node:path';
 import type { ConversationEntry } from '../../src/core/usage/conversation';
 import { readCopilotEvents } from '../../src/core/usage/copilotStore';
 import { readGeminiConversation } from '../../src/core/usage/geminiStore';
+import { readGrokUpdates } from '../../src/core/usage/grokStore';
 import { readOpencodeMessages } from '../../src/core/usage/opencodeStore';
 import { readQwenConversation } from '../../src/core/usage/qwenStore';
 import { sumJobWindow } from '../../src/core/usage/window';
 import { tempDir } from '../support/helpers';
 
 /**
- * The stores of gemini 0.61.0, qwen 0.15.10, copilot 1.0.102 and opencode 1.18.33 as each wrote
+ * The stores of gemini 0.61.0, qwen 0.15.10, copilot 1.0.102, opencode 1.18.33 and grok 1.0.41 as each wrote
  * them (test/fixtures/usage/README.md): two jobs per CLI in one conversation, and what the model
  * server returned for every request — the truth the readers are checked against. The server
  * returns a few reasoning (thinking) tokens with every answer, so where each CLI keeps them is
  * checked too.
  */
 const FIXTURES = path.join(__dirname, '../fixtures/usage');
-type Agent = 'gemini' | 'qwen' | 'copilot' | 'opencode';
+type Agent = 'gemini' | 'qwen' | 'copilot' | 'opencode' | 'grok';
 interface FixtureJob { id: string; session: Agent; finished_at: string }
 const JOBS = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'jobs-more.json'), 'utf8')) as FixtureJob[];
 const FILES: Record<Agent, string> = {
@@ -25,6 +26,7 @@ const FILES: Record<Agent, string> = {
   qwen: path.join(FIXTURES, 'qwen-0.15.10.jsonl'),
   copilot: path.join(FIXTURES, 'copilot-1.0.102.jsonl'),
   opencode: path.join(FIXTURES, 'opencode-1.18.33.json'),
+  grok: path.join(FIXTURES, 'grok-1.0.41.jsonl'),
 };
 const lines = (file: string): string[] => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
@@ -38,6 +40,8 @@ function read(agent: Agent, file = FILES[agent]): ConversationEntry[] {
       return readCopilotEvents(file);
     case 'opencode':
       return readOpencodeMessages(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown);
+    case 'grok':
+      return readGrokUpdates(file);
   }
 }
 
@@ -66,9 +70,9 @@ function served(jobId: string) {
 
 const ended = (job: FixtureJob) => Date.parse(job.finished_at);
 
-describe('usage: token sums from gemini\'s, qwen\'s, copilot\'s and opencode\'s real stores', () => {
+describe('usage: token sums from gemini\'s, qwen\'s, copilot\'s, opencode\'s and grok\'s real stores', () => {
   it('the fixtures are what they claim: two jobs per CLI, every answer with reasoning tokens', () => {
-    assert.deepEqual(JOBS.map((j) => j.session), ['gemini', 'gemini', 'qwen', 'qwen', 'copilot', 'copilot', 'opencode', 'opencode']);
+    assert.deepEqual(JOBS.map((j) => j.session), ['gemini', 'gemini', 'qwen', 'qwen', 'copilot', 'copilot', 'opencode', 'opencode', 'grok', 'grok']);
     for (const job of JOBS) assert.ok(served(job.id).reasoning_output_tokens > 0);
   });
 
@@ -81,12 +85,12 @@ describe('usage: token sums from gemini\'s, qwen\'s, copilot\'s and opencode\'s 
         { input: sum.totals.input_tokens, cached: sum.totals.cached_input_tokens, output: sum.totals.output_tokens, reasoning: sum.totals.reasoning_output_tokens, requests: sum.requests, closed: sum.closed },
         { input: want.input_tokens, cached: want.cached_input_tokens, output: want.output_tokens, reasoning: want.reasoning_output_tokens, requests: want.requests, closed: true },
       );
-      assert.equal(sum.totals.cache_write_input_tokens, job.session === 'copilot' || job.session === 'opencode' ? 0 : null, 'a cache write count only where the store keeps one');
+      assert.equal(sum.totals.cache_write_input_tokens, ['copilot', 'opencode', 'grok'].includes(job.session) ? 0 : null, 'a cache write count only where the store keeps one');
       assert.deepEqual(Object.keys(sum.models), ['mam-test-model']);
     });
   }
 
-  for (const agent of ['gemini', 'qwen', 'copilot', 'opencode'] as const) {
+  for (const agent of ['gemini', 'qwen', 'copilot', 'opencode', 'grok'] as const) {
     const [first, second] = JOBS.filter((j) => j.session === agent) as [FixtureJob, FixtureJob];
 
     it(`${agent}: the window stops at the next job's line, even when the job's end is not known; an open job's stays open`, () => {
@@ -96,7 +100,16 @@ describe('usage: token sums from gemini\'s, qwen\'s, copilot\'s and opencode\'s 
       assert.equal(sumJobWindow(read(agent), second.id, null)!.closed, false);
     });
 
-    it(`${agent}: the final message, written after the job ended, is counted; before it is written the reading is not final`, () => {
+    if (agent === 'grok') {
+      it('grok: a turn\'s totals come when it ends, after the job\'s `completed`; until then the reading is empty and open', () => {
+        const all = read(agent);
+        const lastCall = all.map((e) => e.kind === 'call').lastIndexOf(true);
+        assert.ok((all[lastCall]!.at ?? 0) > ended(second), 'the turn ended after the job did');
+        const before = sumJobWindow(all.slice(0, lastCall), second.id, ended(second))!;
+        assert.deepEqual([before.requests, before.closed], [0, false]);
+        assert.equal(sumJobWindow(all, second.id, ended(second))!.closed, true);
+      });
+    } else it(`${agent}: the final message, written after the job ended, is counted; before it is written the reading is not final`, () => {
       const all = read(agent);
       const lastCall = all.map((e) => e.kind === 'call').lastIndexOf(true);
       const cut = all.slice(0, lastCall);

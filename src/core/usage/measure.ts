@@ -6,6 +6,7 @@ import { codexRolloutFile, readCodexRollout } from './codexStore';
 import type { ConversationEntry } from './conversation';
 import { copilotEventsFile, readCopilotEvents } from './copilotStore';
 import { geminiConversationFiles, readGeminiConversation } from './geminiStore';
+import { grokUpdatesFile, readGrokUpdates } from './grokStore';
 import { opencodeConversation, readOpencodeMessages } from './opencodeStore';
 import { qwenConversationFile, readQwenConversation } from './qwenStore';
 import { sumJobWindow } from './window';
@@ -31,6 +32,7 @@ const READERS: Readonly<Record<string, UsageReader>> = {
   },
   qwen: oneFile(qwenConversationFile, readQwenConversation),
   copilot: oneFile((ctx, _cwd, id) => copilotEventsFile(ctx, id), readCopilotEvents),
+  grok: oneFile((ctx, _cwd, id) => grokUpdatesFile(ctx, id), readGrokUpdates),
   opencode: async (ctx, _cwd, id) => {
     const conversation = await opencodeConversation(ctx, id);
     return conversation === undefined ? undefined : readOpencodeMessages(conversation);
