@@ -50,7 +50,22 @@ export function describeRealCli(spec: RealCliSpec): void {
       for (const t of teams.splice(0)) await t.dispose();
     });
 
-    const submit = async (t: Team, session: string, prompt: string) => JSON.parse((await t.ok(['job', 'submit', '--session', session, '--prompt', prompt, '--json'], `job for ${session}`)).stdout) as { id: string; state: string; usage?: JobUsage | null };
+    /** A job, ended by MAM's own start timer (not by the test's process timeout) if the CLI never starts it; on failure, what MAM logged and the pane. */
+    const submit = async (t: Team, session: string, prompt: string) => {
+      const r = await t.run(['job', 'submit', '--session', session, '--prompt', prompt, '--start-timeout', '40', '--json']);
+      if (r.exitCode !== 0) {
+        const id = /j-\d{8}T\d{6}Z-[0-9a-f]{8}/.exec(`${r.stdout}${r.stderr}`)?.[0];
+        const logs = id ? (await t.run(['job', 'logs', id])).stdout : '';
+        let screen = '';
+        try {
+          screen = t.screen(session);
+        } catch {
+          screen = '(no pane)';
+        }
+        throw new Error(`job for ${session}: exit ${r.exitCode}\n${r.stdout}\n${r.stderr}\n${logs}\n--- the pane now ---\n${screen}`);
+      }
+      return JSON.parse(r.stdout) as { id: string; state: string; usage?: JobUsage | null };
+    };
 
     itNeeds(missing, `${agent}: create → job → completed; its conversation is recorded after the first job and is in its own store; stop → resume → a job in the same conversation; tokens from its store`, async () => {
       const t = team(server);
