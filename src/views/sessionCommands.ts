@@ -24,6 +24,8 @@ const AGENT_HINTS: Record<string, string> = {
   codex: 'OpenAI Codex CLI',
   gemini: 'Gemini CLI',
   opencode: 'opencode',
+  copilot: 'GitHub Copilot CLI',
+  qwen: 'Qwen Code',
   hermes: 'Nous Research Hermes Agent',
   grok: 'xAI Grok CLI',
   agy: 'Google Antigravity CLI',

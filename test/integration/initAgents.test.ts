@@ -24,7 +24,7 @@ import { CLI, mam, tempDir, until, type MamResult } from '../support/helpers';
 import { itNeeds } from '../support/needs';
 import { agentEnv, agentHome, agentsMissing, conversationFile, startModelServer, type ModelServer } from '../support/realAgents';
 
-const missing = agentsMissing();
+const missing = agentsMissing('codex', 'claude');
 const TASK = 'Note this job in jobs-done.txt.';
 
 describe('mam init with real agents: an orchestrator registers itself and delegates through the installed skill', function () {

@@ -18,7 +18,7 @@ import type { JobRecord } from '../../src/core/store/jobSchema';
 import { isMeasured, type JobUsage } from '../../src/core/store/jobUsageSchema';
 import { agentEnv, agentHome, agentsMissing, conversationFile as conversationFileOf, servedUsage, startModelServer, type ModelServer } from '../support/realAgents';
 
-const missing = agentsMissing();
+const missing = agentsMissing('codex', 'claude');
 const JOB_ID = /j-\d{8}T\d{6}Z-[0-9a-f]{8}/;
 
 /** The project every test's agents work on: a test that fails until `add` adds. */

@@ -69,7 +69,7 @@ describe('mam session … from the command line', function () {
 
   describe('bad input: one line, exit 64, nothing changed', () => {
     const cases: Array<[string, string[], RegExp]> = [
-      ['unknown agent', ['session', 'create', '--agent', 'gpt9', '--name', 'x'], /^mam: unknown agent 'gpt9'; choose one of claude, codex, gemini, opencode, hermes, grok, agy, shell$/],
+      ['unknown agent', ['session', 'create', '--agent', 'gpt9', '--name', 'x'], /^mam: unknown agent 'gpt9'; choose one of claude, codex, gemini, opencode, copilot, qwen, hermes, grok, agy, shell$/],
       ['name with a path separator', ['session', 'create', '--agent', 'claude', '--name', 'a/b'], /^mam: session name 'a\/b' contains '\/'; use only letters, digits, '\.', '_' and '-'$/],
       ['name with shell metacharacters', ['session', 'create', '--agent', 'claude', '--name', 'x;rm -rf ~'], /contains ';'/],
       ['over-long name', ['session', 'create', '--agent', 'claude', '--name', 'n'.repeat(65)], /session name is 65 characters long; the limit is 64/],

@@ -1,8 +1,46 @@
+import { strict as assert } from 'node:assert';
 import { TmuxBackend } from '../../src/core/mux/tmux';
+import * as fs from 'node:fs';
+import { groupAlive } from '../../src/core/base/process';
+import { tempDir, until } from '../support/helpers';
 import { muxContract } from './muxContract';
 
 let n = 0;
 muxContract('tmux', async () => {
   const mux = new TmuxBackend({ server: `mam-test-${process.pid}-${n++}` });
   return { mux, dispose: () => mux.killServer() };
+});
+
+/** Alive and not a zombie (tmux reaps a closed pane's program a moment later). */
+function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('tmux backend', () => {
+  it('kill ends the pane\'s program and its children even when they ignore the hangup (as gemini\'s launcher does)', async function () {
+    this.timeout(20_000);
+    const mux = new TmuxBackend({ server: `mam-test-${process.pid}-${n++}` });
+    try {
+      // A launcher that ignores SIGHUP and a child that ignores it too, as `gemini` runs.
+      const child = `process.on('SIGHUP', () => {}); setInterval(() => {}, 1000)`;
+      const launcher = `process.on('SIGHUP', () => {}); const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(child)}], { stdio: 'inherit' }); console.log('CHILD ' + c.pid); setInterval(() => {}, 1000)`;
+      const pane = await mux.spawn({ label: 'hup', argv: [process.execPath, '-e', launcher], cwd: tempDir('hup'), env: {} });
+      let childPid = 0;
+      await until(async () => {
+        childPid = Number(/CHILD (\d+)/.exec(await mux.capture(pane.id))?.[1] ?? 0);
+        return childPid > 0;
+      }, 10_000, 'the launcher to start its child');
+      await mux.kill(pane.id);
+      assert.equal(running(pane.pid!), false, 'the launcher is gone');
+      assert.equal(running(childPid), false, 'its child is gone');
+      assert.equal(groupAlive(pane.pid!), false);
+    } finally {
+      await mux.killServer();
+    }
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * The run-wide guard (mocha global fixtures). Before any test: a temp HOME, XDG folders and
  * TMUX_TMPDIR for the whole run, and a marker in the environment that every child process inherits.
- * After the last test: the run fails if any test left files in the real HOME's agent folders, a tmux
- * server, or a process carrying the marker (a child, or a detached daemon) behind.
+ * After the last test: the run fails if any test left files in the real HOME's agent folders (claude,
+ * codex, gemini, copilot, qwen, grok, opencode, herdr), a tmux server, or a process carrying the marker (a
+ * child, or a detached daemon) behind.
  *
  * Under `--parallel` (.mocharc.json) both run once, in mocha's main process: setup before the first
  * worker is forked, so every worker inherits the temp HOME and the marker; teardown after the last
@@ -15,7 +16,12 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 
-const AGENT_FOLDERS = ['.claude', '.codex', '.gemini', '.config/herdr', '.claude.json'];
+/** Where the agent CLIs the tests run keep their state under HOME (and the default XDG folders). */
+const AGENT_FOLDERS = [
+  '.claude', '.claude.json', '.codex', '.gemini', '.copilot', '.qwen', '.grok',
+  '.config/opencode', '.local/share/opencode', '.local/state/opencode', '.cache/opencode', '.cache/copilot',
+  '.config/herdr',
+];
 const RUN_MARKER = 'MAM_TEST_RUN';
 
 interface Baseline {

@@ -19,6 +19,8 @@ describe('agent adapters', () => {
       ['codex', ['codex', '--no-daemon', '--dangerously-bypass-approvals-and-sandbox'], ['codex', 'resume', ID, '--no-daemon', '--dangerously-bypass-approvals-and-sandbox']],
       ['gemini', ['gemini', '--yolo', '--session-id', ID], ['gemini', '--yolo', '--resume', ID]],
       ['opencode', ['opencode', '--auto'], ['opencode', '--auto', '--session', ID]],
+      ['copilot', ['copilot', '--yolo', '--session-id', ID], ['copilot', '--yolo', `--resume=${ID}`]],
+      ['qwen', ['qwen', '--yolo', '--session-id', ID], ['qwen', '--yolo', '--resume', ID]],
       ['hermes', ['hermes', '--yolo'], ['hermes', '--yolo', '--resume', ID]],
       ['grok', ['grok', '--always-approve', '--session-id', ID], ['grok', '--always-approve', '--resume', ID]],
       ['agy', ['agy', '--dangerously-skip-permissions'], ['agy', '--dangerously-skip-permissions', '--conversation', ID]],
@@ -34,14 +36,14 @@ describe('agent adapters', () => {
 
   it('pre-assigns fresh UUIDs only where the CLI allows it', () => {
     const preassigning = AGENT_NAMES.filter((n) => adapterFor(n).preassignId);
-    assert.deepEqual(preassigning, ['claude', 'gemini', 'grok']);
+    assert.deepEqual(preassigning, ['claude', 'gemini', 'copilot', 'qwen', 'grok']);
     const a = adapterFor('claude').preassignId!();
     assert.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(a, adapterFor('claude').preassignId!());
   });
 
   it('refuses an unknown agent, naming the known ones', () => {
-    assert.throws(() => adapterFor('gpt'), (e: unknown) => e instanceof UsageError && /choose one of claude, codex, gemini, opencode, hermes, grok, agy, shell/.test(e.message));
+    assert.throws(() => adapterFor('gpt'), (e: unknown) => e instanceof UsageError && /choose one of claude, codex, gemini, opencode, copilot, qwen, hermes, grok, agy, shell/.test(e.message));
   });
 
   it("claude's project folder name follows its own rule, long paths included", () => {
@@ -122,12 +124,35 @@ describe('conversation discovery in fixture stores', () => {
     assert.deepEqual(found.map((c) => [c.id, c.createdAt.getTime()]), [['20261129_203000_a1b2c3', 1795984200500]]);
   });
 
-  it('opencode: asks opencode itself (its database may hold new rows only in its WAL)', async () => {
-    const script = path.join(tempDir('bin'), 'opencode.js');
-    fs.writeFileSync(script, `if (process.argv.slice(2).join(' ') !== 'session list --format json') process.exit(2);
-console.log(JSON.stringify([{ id: 'ses_a', directory: process.cwd(), created: 1795984562530 }, { id: 'ses_b', directory: '/x', created: 1 }]));`);
-    const found = await adapterFor('opencode').listConversations!({ ...ctx, program: [process.execPath, script] }, cwd);
-    assert.deepEqual(found, [{ id: 'ses_a', cwd, createdAt: new Date(1795984562530) }]);
+  it('opencode: rows of its database (session: directory, parent_id, time_created), a subagent\'s session left out', async () => {
+    const SQL = await initSqlJs();
+    const db = new SQL.Database();
+    db.run('CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL, parent_id TEXT, time_created INTEGER NOT NULL)');
+    db.run(`INSERT INTO session VALUES ('ses_a', ?, NULL, 1795984562530), ('ses_sub', ?, 'ses_a', 1795984562999), ('ses_b', '/x', NULL, 1)`, [cwd, cwd]);
+    write(path.join(home, '.local', 'share', 'opencode', 'opencode.db'), '');
+    fs.writeFileSync(path.join(home, '.local', 'share', 'opencode', 'opencode.db'), db.export());
+    assert.deepEqual(await adapterFor('opencode').listConversations!(ctx, cwd), [{ id: 'ses_a', cwd, createdAt: new Date(1795984562530) }]);
+    // XDG_DATA_HOME moves it; no database is no conversation.
+    assert.deepEqual(await adapterFor('opencode').listConversations!({ ...ctx, env: { XDG_DATA_HOME: tempDir('xdg') } }, cwd), []);
+  });
+
+  it('copilot: session-state/<id>/events.jsonl, whose session.start names the id, cwd and start', async () => {
+    const start = (id: string, dir: string, when: string) =>
+      write(path.join(home, '.copilot', 'session-state', id, 'events.jsonl'), `${JSON.stringify({ type: 'session.start', data: { sessionId: id, startTime: when, context: { cwd: dir } } })}\n{"type":"user.message"}\n`);
+    start(ID, cwd, '2026-12-03T04:11:54.657Z');
+    start('22222222-2222-4333-8444-555555555555', '/elsewhere', '2026-12-03T04:12:00.000Z');
+    assert.deepEqual(await adapterFor('copilot').listConversations!(ctx, cwd), [{ id: ID, cwd, createdAt: t('2026-12-03T04:11:54.657Z') }]);
+    assert.deepEqual(await adapterFor('copilot').purgePlan(ctx, ID, cwd), { files: [path.join(home, '.copilot', 'session-state', ID)] });
+  });
+
+  it('qwen: projects/<cwd with non-alphanumerics as ->/chats/<id>.jsonl, each line naming the session and folder', async () => {
+    const chats = path.join(home, '.qwen', 'projects', cwd.replace(/[^a-zA-Z0-9]/g, '-'), 'chats');
+    write(path.join(chats, `${ID}.jsonl`), `${JSON.stringify({ uuid: 'u', sessionId: ID, timestamp: '2026-12-03T04:11:04.142Z', type: 'user', cwd })}\n`);
+    write(path.join(chats, 'stray.jsonl'), `${JSON.stringify({ sessionId: 'other', timestamp: '2026-12-03T04:11:05.000Z', cwd })}\n`);
+    assert.deepEqual(await adapterFor('qwen').listConversations!(ctx, cwd), [{ id: ID, cwd, createdAt: t('2026-12-03T04:11:04.142Z') }]);
+    assert.deepEqual(await adapterFor('qwen').purgePlan(ctx, ID, cwd), { files: [path.join(chats, `${ID}.jsonl`)] });
+    // QWEN_RUNTIME_DIR moves its runtime folder.
+    assert.deepEqual(await adapterFor('qwen').listConversations!({ ...ctx, env: { QWEN_RUNTIME_DIR: tempDir('qwen') } }, cwd), []);
   });
 
   it('discovery takes the first conversation begun since the spawn that nobody owns, and refuses to guess', async () => {

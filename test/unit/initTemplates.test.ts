@@ -168,7 +168,7 @@ describe('what mam init installs', () => {
     const resolved = resolveConfig({ workspace: '/nowhere', env: {}, readEnvFile: false });
     const fromTemplate = resolveConfig({ workspace: '/nowhere', env: Object.fromEntries(values), readEnvFile: false });
     assert.deepEqual(fromTemplate.values, resolved.values);
-    assert.deepEqual(Object.keys(fromTemplate.agents).sort(), ['agy', 'claude', 'codex', 'gemini', 'grok', 'hermes', 'opencode']);
+    assert.deepEqual(Object.keys(fromTemplate.agents).sort(), ['agy', 'claude', 'codex', 'copilot', 'gemini', 'grok', 'hermes', 'opencode', 'qwen']);
   });
 
   it('the rules: the seeds’ roles, workflow and rules, every installed skill named', () => {

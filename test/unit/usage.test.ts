@@ -135,7 +135,7 @@ describe('usage: token sums from the agents\' real stores', () => {
 describe('usage: measuring a job from a session\'s store', () => {
   const ctxFor = (home: string): StoreContext => ({ home, env: {}, program: [] });
 
-  it('finds claude\'s conversation under HOME by the session folder, and codex\'s rollout by its ID', () => {
+  it('finds claude\'s conversation under HOME by the session folder, and codex\'s rollout by its ID', async () => {
     const home = tempDir('home');
     const cwd = '/work/some project';
     const claudeId = '27187bbd-39d8-429b-abc1-669834226439';
@@ -147,18 +147,18 @@ describe('usage: measuring a job from a session\'s store', () => {
     fs.mkdirSync(codexDir, { recursive: true });
     fs.copyFileSync(CODEX, path.join(codexDir, `rollout-2026-12-01T11-08-55-${codexId}.jsonl`));
     for (const job of JOBS) {
-      const u = measureJobUsage({ agent: job.session, ctx: ctxFor(home), cwd, conversationId: job.session === 'claude' ? claudeId : codexId, jobId: job.id, endedAt: job.finished_at }) as MeasuredUsage;
+      const u = (await measureJobUsage({ agent: job.session, ctx: ctxFor(home), cwd, conversationId: job.session === 'claude' ? claudeId : codexId, jobId: job.id, endedAt: job.finished_at })) as MeasuredUsage;
       assert.equal(u.requests, served(job.id).requests, job.id);
       assert.equal(u.final, true);
       assert.equal(u.input_tokens, served(job.id).input_tokens);
     }
-    const missing = measureJobUsage({ agent: 'codex', ctx: ctxFor(home), cwd, conversationId: 'no-such-id', jobId: JOBS[2]!.id, endedAt: null });
+    const missing = await measureJobUsage({ agent: 'codex', ctx: ctxFor(home), cwd, conversationId: 'no-such-id', jobId: JOBS[2]!.id, endedAt: null });
     assert.deepEqual([('unavailable' in missing) && missing.unavailable, missing.final], ["the conversation is not in codex's store", false]);
   });
 
-  it('says so for an agent whose store MAM does not read, and that is final', () => {
-    const u = measureJobUsage({ agent: 'gemini', ctx: ctxFor(tempDir('home')), cwd: '/x', conversationId: 'c', jobId: 'j', endedAt: null });
-    assert.deepEqual([('unavailable' in u) && u.unavailable, u.final], ['not recorded by gemini', true]);
+  it('says so for an agent whose store MAM does not read, and that is final', async () => {
+    const u = await measureJobUsage({ agent: 'hermes', ctx: ctxFor(tempDir('home')), cwd: '/x', conversationId: 'c', jobId: 'j', endedAt: null });
+    assert.deepEqual([('unavailable' in u) && u.unavailable, u.final], ['not recorded by hermes', true]);
   });
 });
 

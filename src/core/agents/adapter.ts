@@ -61,5 +61,5 @@ export interface AgentAdapter {
 }
 
 /** The agent names MAM knows, in the order help and quick picks show them. */
-export const AGENT_NAMES = ['claude', 'codex', 'gemini', 'opencode', 'hermes', 'grok', 'agy', 'shell'] as const;
+export const AGENT_NAMES = ['claude', 'codex', 'gemini', 'opencode', 'copilot', 'qwen', 'hermes', 'grok', 'agy', 'shell'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];

@@ -4,18 +4,28 @@ import type { AgentAdapter, StoredConversation } from './adapter';
 import { listDir, newestFirst, parseDate, readFirstLine } from './store';
 
 /**
- * gemini (Gemini CLI). Verified against 0.61.0: `--session-id` pre-assigns, `--resume <uuid>`
- * continues (only from the same project folder), chats live in
- * `~/.gemini/tmp/<slug>/chats/session-<time>-<id8>.jsonl` whose first line names the session and
- * the sha256 of the project path.
+ * gemini (Gemini CLI). Verified against 0.61.0, driven by the tests (docs/agent-clis.md):
+ * `--session-id` pre-assigns, `--resume <uuid>` continues (only from the same project folder),
+ * chats live in `~/.gemini/tmp/<slug>/chats/session-<time>-<id8>.jsonl` whose first line names the
+ * session and the sha256 of the project path.
+ *
+ * Self-update: only `"general": {"enableAutoUpdate": false}` in its settings turns it off; no flag
+ * or variable does (docs/agent-clis.md).
  */
 export const gemini: AgentAdapter = {
   name: 'gemini',
   program: ['gemini'],
   defaultArgs: ['--yolo'],
   environment: () => ({}),
-  readySign: /Type your message|\? for shortcuts/,
-  // From its 0.61.0 run notes (docs/agent-clis.md).
+  // Its input box under its YOLO mode line, below either the tips of a new session or a reply of
+  // the model ("✦ …"). Not the input box alone ("Type your message", "? for shortcuts"): gemini
+  // draws it for a second or two before its folder-trust question replaces it, and, when
+  // resuming, before "Resuming session..." does — a line typed then is lost. In a folder it does
+  // not trust gemini turns YOLO off; a resumed conversation always holds a reply (gemini resumes no
+  // other), shown with a spinner in place of the input box until it has loaded; the tips come
+  // only once a new session has started.
+  readySign: /(Tips for getting started|^✦ )[\s\S]*YOLO Ctrl\+Y[\s\S]*Type your message/m,
+  // Seen on 0.61.0 in a tmux pane (docs/agent-clis.md).
   blockingScreens: [
     {
       id: 'folder_trust',

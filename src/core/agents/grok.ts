@@ -4,16 +4,20 @@ import type { AgentAdapter, StoredConversation } from './adapter';
 import { listDir, newestFirst, parseDate, readJson } from './store';
 
 /**
- * grok (xAI's official Grok CLI, npm `@xai-official/grok`). Verified against 1.0.41:
- * `--session-id <uuid>` pre-assigns, `--resume <id>` continues, each session is a folder
- * `~/.grok/sessions/<url-encoded cwd>/<id>/` with a `summary.json` naming its id and cwd.
+ * grok (xAI's official Grok CLI, npm `@xai-official/grok`). Verified against 1.0.41, driven by the
+ * tests (docs/agent-clis.md): `--session-id <uuid>` pre-assigns, `--resume <id>` continues, each
+ * session is a folder `~/.grok/sessions/<url-encoded cwd>/<id>/` with a `summary.json` naming its
+ * id and cwd (written at start) and `updates.jsonl`, its log.
  */
 export const grok: AgentAdapter = {
   name: 'grok',
   program: ['grok'],
   defaultArgs: ['--always-approve'],
   environment: () => ({ GROK_DISABLE_AUTOUPDATER: '1' }),
+  // Its prompt box's border ("<model> · always-approve") and footer. Its welcome card comes with
+  // them; a suggested next prompt may stand in the box as ghost text, which typing replaces.
   readySign: /always-approve|Ctrl\+x:shortcuts/,
+  // Seen on 1.0.41 in a tmux pane with no API key: the sign-in choice, nothing drawn before it.
   blockingScreens: [
     {
       id: 'login',

@@ -4,13 +4,15 @@ import { AGENT_NAMES, type AgentAdapter, type AgentName } from './adapter';
 import { agy } from './agy';
 import { claude } from './claude';
 import { codex } from './codex';
+import { copilot } from './copilot';
 import { gemini } from './gemini';
 import { grok } from './grok';
 import { hermes } from './hermes';
 import { opencode } from './opencode';
+import { qwen } from './qwen';
 import { shell } from './shell';
 
-const ADAPTERS: Record<AgentName, AgentAdapter> = { claude, codex, gemini, opencode, hermes, grok, agy, shell };
+const ADAPTERS: Record<AgentName, AgentAdapter> = { claude, codex, gemini, opencode, copilot, qwen, hermes, grok, agy, shell };
 
 export function isAgentName(name: string): name is AgentName {
   return (AGENT_NAMES as readonly string[]).includes(name);

@@ -21,7 +21,7 @@ export async function recordUsage(engine: JobEngine, job: JobRecord, now = new D
     const row = await controlPlane.sessions.get(job.target.name);
     if (!row) return job;
     const previous = isMeasured(job.usage) ? job.usage.conversation_id : null;
-    let usage = measureJobUsage({
+    let usage = await measureJobUsage({
       agent: row.agent, ctx: sessions.storeContext(row), cwd: row.cwd, conversationId: previous ?? row.conversation_id, jobId: job.id, endedAt: endedAt(engine, job), now,
     });
     const old = job.finished_at ? now.getTime() - Date.parse(job.finished_at) > SETTLE_WITHIN_MS : false;

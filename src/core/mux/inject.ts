@@ -70,6 +70,10 @@ export interface InjectReport {
 const DEFAULTS = { quietMs: 1500, readyTimeoutMs: 60_000, landTimeoutMs: 5000, settleMs: 300, confirmMs: 2000, pollMs: 40 };
 /** How long the screen must stay unchanged after the text lands before Enter. */
 const STILL_MS = 100;
+/** How long a screen that changed without showing the text must hold still to count as landed (a folded paste). */
+const FOLDED_STILL_MS = 500;
+/** How many characters on each side of the typed text say where it sits (input box or conversation). */
+const SEAT_CHARS = 16;
 
 /**
  * Delivers one line to the program in a pane the way a careful human would: wait until it is ready
@@ -96,15 +100,23 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
 
   let landed: InjectReport['landed'] | undefined;
   let screen = before;
+  let changedAt = Date.now();
   const landDeadline = Date.now() + o.landTimeoutMs;
   while (Date.now() < landDeadline) {
     await sleep(o.pollMs);
-    screen = normalize(await read());
-    if (marker !== '' && count(screen, marker) > seenBefore) {
+    const now = normalize(await read());
+    if (marker !== '' && count(now, marker) > seenBefore) {
       landed = 'marker';
       break;
     }
-    if (screen !== before) landed = 'screen-changed'; // keep looking for the marker until the deadline
+    if (now !== screen) {
+      screen = now;
+      changedAt = Date.now();
+    }
+    if (screen !== before) landed = 'screen-changed';
+    // A TUI that folds a long paste into a placeholder (opencode: "[Pasted ~1 lines]") never shows
+    // the text: once the screen has changed and then held still a while, the text is in.
+    if (landed === 'screen-changed' && Date.now() - changedAt >= FOLDED_STILL_MS) break;
   }
   if (!landed) throw new DeliveryError(`the text typed into pane ${paneId} never appeared on its screen; it was not submitted`);
   // Enter only once the program has finished drawing the text, and never sooner than settleMs
@@ -113,8 +125,10 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
   const rest = typedAt + o.settleMs - Date.now();
   if (rest > 0) await sleep(rest);
 
+  const typed = normalize(text);
   for (const attempt of ['first-enter', 'second-enter'] as const) {
     const beforeEnter = normalize(await read());
+    const seatBefore = seatOf(beforeEnter, typed);
     await mux.sendKeys(paneId, ['Enter']);
     const deadline = Date.now() + o.confirmMs;
     while (Date.now() < deadline) {
@@ -125,7 +139,12 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
       } catch {
         return { ready, landed, submitted: attempt }; // it took the line and exited (e.g. /exit)
       }
-      if (normalize(screen) !== beforeEnter) return { ready, landed, submitted: attempt };
+      const now = normalize(screen);
+      // Taken: the screen reacted, and not only elsewhere: the text left the input box, moved
+      // into the conversation, or output followed it (a plain terminal). A screen that changed
+      // away from the text — a footer filling in while the agent still starts (gemini) — with
+      // the text still in its box between the same neighbours is no answer: the Enter was lost.
+      if (now !== beforeEnter && (seatBefore === undefined || seatOf(now, typed) !== seatBefore)) return { ready, landed, submitted: attempt };
     }
   }
   return { ready, landed, submitted: 'unconfirmed' };
@@ -180,6 +199,20 @@ export function normalize(screen: string): string {
 /** The last 24 characters (code points, never half a character) of the normalized text. */
 export function markerOf(text: string): string {
   return [...normalize(text)].slice(-24).join('');
+}
+
+/**
+ * Where the typed text sits on a (normalized) screen: the characters just before and just after
+ * its last whole occurrence — the input box's prompt and what follows the box, or the
+ * conversation line it was moved into, or the output printed after it. Undefined when the whole
+ * text is not on screen (a TUI that folds a paste, a text too long for the screen).
+ */
+function seatOf(screen: string, typed: string): string | undefined {
+  if (typed.length < SEAT_CHARS) return undefined;
+  const at = screen.lastIndexOf(typed);
+  if (at < 0) return undefined;
+  const end = at + typed.length;
+  return `${screen.slice(Math.max(0, at - SEAT_CHARS), at)}\u0000${screen.slice(end, end + SEAT_CHARS)}`;
 }
 
 function count(haystack: string, needle: string): number {

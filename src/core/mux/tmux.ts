@@ -1,4 +1,5 @@
 import { exec, ProgramNotFoundError, type ExecResult } from '../base/exec';
+import { endProcessGroup } from '../base/process';
 import { isUsersOwnServer, MuxError, PANE_HISTORY_LINES, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 
 export interface TmuxOptions {
@@ -116,10 +117,22 @@ export class TmuxBackend implements Multiplexer {
   }
 
   async kill(paneId: string): Promise<void> {
+    // tmux starts the pane's program as the leader of a process group of its own. Closing the pane
+    // only hangs up its terminal, which a program may ignore (gemini's launcher does, and its child
+    // lives on with it): so the group is ended too.
+    const pid = await this.panePid(paneId);
     const r = await this.tmux(['kill-pane', '-t', paneId]);
     if (r.exitCode !== 0 && !/can't find pane|no server running|error connecting/i.test(r.stderr)) {
       throw new MuxError(`cannot close pane ${paneId}: ${firstLine(r.stderr)}`);
     }
+    if (pid !== null) await endProcessGroup(pid);
+  }
+
+  /** The pid of the pane's program (its process group), or null when the pane is gone or dead. */
+  private async panePid(paneId: string): Promise<number | null> {
+    const r = await this.tmux(['display-message', '-p', '-t', paneId, `#{pane_pid}${SEP}#{pane_dead}`]);
+    const [pid, dead] = r.stdout.trim().split(SEP);
+    return r.exitCode === 0 && dead !== '1' && /^\d+$/.test(pid ?? '') ? Number(pid) : null;
   }
 
   async killServer(): Promise<void> {

@@ -315,7 +315,7 @@ export class SessionService {
         if (!options.quiet) this.deps.logger.warn(`session '${name}': no ${row.agent} conversation of its own appeared in ${row.cwd} yet; it cannot be resumed until one does`);
         return undefined;
       }
-      await sleep(400); // some stores are read through the agent's own CLI (opencode): not too often
+      await sleep(400); // a look walks a store's folders or snapshots its database: not too often
     }
   }
 

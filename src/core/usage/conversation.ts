@@ -8,7 +8,8 @@ import type { ModelCall } from './counts';
  */
 export type ConversationEntry =
   | { kind: 'job_line'; job: string; at: number | null }
-  | { kind: 'call'; call: ModelCall; at: number | null }
+  /** One model call, or — where the store keeps only a turn's totals (grok) — `requests` of them. */
+  | { kind: 'call'; call: ModelCall; at: number | null; requests?: number }
   | { kind: 'turn_end'; at: number | null };
 
 /** The job line MAM types: `MAM job <id>: read the brief at …`. */

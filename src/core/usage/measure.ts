@@ -4,17 +4,39 @@ import type { JobUsage } from '../store/jobUsageSchema';
 import { claudeConversationFile, readClaudeConversation } from './claudeStore';
 import { codexRolloutFile, readCodexRollout } from './codexStore';
 import type { ConversationEntry } from './conversation';
+import { copilotEventsFile, readCopilotEvents } from './copilotStore';
+import { geminiConversationFiles, readGeminiConversation } from './geminiStore';
+import { grokUpdatesFile, readGrokUpdates } from './grokStore';
+import { opencodeConversation, readOpencodeMessages } from './opencodeStore';
+import { qwenConversationFile, readQwenConversation } from './qwenStore';
 import { sumJobWindow } from './window';
 
-/** One reader per agent whose store records usage: where its conversation is, and how to read it. */
-interface UsageReader {
-  file(ctx: StoreContext, cwd: string, conversationId: string): string | undefined;
-  read(file: string): ConversationEntry[];
-}
+/**
+ * One reader per agent whose store records usage: the conversation as usage needs it, or
+ * undefined when the store does not hold it (yet).
+ */
+type UsageReader = (ctx: StoreContext, cwd: string, conversationId: string) => Promise<ConversationEntry[] | undefined>;
+
+/** A store that keeps a conversation in one file. */
+const oneFile = (file: (ctx: StoreContext, cwd: string, id: string) => string | undefined, read: (file: string) => ConversationEntry[]): UsageReader => async (ctx, cwd, id) => {
+  const f = file(ctx, cwd, id);
+  return f && fs.existsSync(f) ? read(f) : undefined;
+};
 
 const READERS: Readonly<Record<string, UsageReader>> = {
-  claude: { file: claudeConversationFile, read: readClaudeConversation },
-  codex: { file: (ctx, _cwd, id) => codexRolloutFile(ctx, id), read: readCodexRollout },
+  claude: oneFile(claudeConversationFile, readClaudeConversation),
+  codex: oneFile((ctx, _cwd, id) => codexRolloutFile(ctx, id), readCodexRollout),
+  gemini: async (ctx, _cwd, id) => {
+    const files = geminiConversationFiles(ctx, id);
+    return files.length > 0 ? readGeminiConversation(files) : undefined;
+  },
+  qwen: oneFile(qwenConversationFile, readQwenConversation),
+  copilot: oneFile((ctx, _cwd, id) => copilotEventsFile(ctx, id), readCopilotEvents),
+  grok: oneFile((ctx, _cwd, id) => grokUpdatesFile(ctx, id), readGrokUpdates),
+  opencode: async (ctx, _cwd, id) => {
+    const conversation = await opencodeConversation(ctx, id);
+    return conversation === undefined ? undefined : readOpencodeMessages(conversation);
+  },
 };
 
 /** Agents whose store MAM reads usage from. */
@@ -34,19 +56,19 @@ export interface UsageQuery {
 
 /**
  * What the job's conversation spent between its delivery and its end (window.ts), read from the
- * agent's own store. Never throws: a store that cannot be read gives an UnavailableUsage saying why.
+ * agent's own store. Never rejects: a store that cannot be read gives an UnavailableUsage saying why.
  */
-export function measureJobUsage(q: UsageQuery): JobUsage {
+export async function measureJobUsage(q: UsageQuery): Promise<JobUsage> {
   const measured_at = (q.now ?? new Date()).toISOString();
   const unavailable = (why: string, final: boolean): JobUsage => ({ agent: q.agent, unavailable: why, final, measured_at });
   const reader = READERS[q.agent];
   if (!reader) return unavailable(`not recorded by ${q.agent}`, true);
   // Not final: the conversation may be learnt, or the store written, later.
   if (!q.conversationId) return unavailable('the conversation is not known yet', false);
-  const file = reader.file(q.ctx, q.cwd, q.conversationId);
-  if (!file || !fs.existsSync(file)) return unavailable(`the conversation is not in ${q.agent}'s store`, false);
+  const entries = await reader(q.ctx, q.cwd, q.conversationId).catch(() => undefined);
+  if (!entries) return unavailable(`the conversation is not in ${q.agent}'s store`, false);
   const endedAt = q.endedAt ? Date.parse(q.endedAt) : null;
-  const sum = sumJobWindow(reader.read(file), q.jobId, endedAt === null || Number.isNaN(endedAt) ? null : endedAt);
+  const sum = sumJobWindow(entries, q.jobId, endedAt === null || Number.isNaN(endedAt) ? null : endedAt);
   if (!sum) return unavailable("the job's line is not in its conversation", false);
   return { agent: q.agent, conversation_id: q.conversationId, ...sum.totals, requests: sum.requests, models: sum.models, final: sum.closed, measured_at };
 }

@@ -41,7 +41,7 @@ export function sumJobWindow(entries: readonly ConversationEntry[], jobId: strin
     totals = addCounts(totals, e.call);
     const name = e.call.model ?? 'unknown';
     models[name] = addCounts(models[name] ?? zeroCounts(), e.call);
-    requests++;
+    requests += e.requests ?? 1;
   }
   return { totals, models, requests, closed };
 }

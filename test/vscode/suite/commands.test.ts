@@ -85,7 +85,7 @@ describe('the commands end to end, prompts answered like a user', function () {
   it('Create Session…: installed agent CLIs first, the others marked as not found on PATH', async () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-bin-'));
     for (const name of ['grok', 'codex']) fs.writeFileSync(path.join(bin, name), '#!/bin/sh\n', { mode: 0o755 });
-    const missing = ['claude', 'codex', 'gemini', 'opencode', 'grok', 'hermes', 'agy'].filter((a) => !['grok', 'codex'].includes(a) && !engine().config.agents[a as 'claude']);
+    const missing = ['claude', 'codex', 'gemini', 'opencode', 'copilot', 'qwen', 'grok', 'hermes', 'agy'].filter((a) => !['grok', 'codex'].includes(a) && !engine().config.agents[a as 'claude']);
     assert.ok(missing.length > 0);
     const from = prompts.asked.length;
     const saved = process.env.PATH;
