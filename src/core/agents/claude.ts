@@ -65,7 +65,7 @@ export const claude: AgentAdapter = {
       if (!name.endsWith('.jsonl')) continue;
       const file = path.join(dir, name);
       const records = readJsonLines(file, anyObject, { limit: 50 });
-      const recordedCwd = records.find((r) => typeof r.cwd === 'string')?.cwd as string | undefined;
+      const recordedCwd = records.map((r) => r.cwd).find((c): c is string => typeof c === 'string');
       const stamp = parseDate(records.find((r) => typeof r.timestamp === 'string')?.timestamp);
       found.push({ id: name.slice(0, -'.jsonl'.length), cwd: recordedCwd ?? cwd, createdAt: stamp ?? mtimeOf(file) });
     }

@@ -9,11 +9,12 @@ import { grok } from './grok';
 import { hermes } from './hermes';
 import { opencode } from './opencode';
 import { shell } from './shell';
+import { isOneOf } from '../base/schema';
 
 const ADAPTERS: Record<AgentName, AgentAdapter> = { claude, codex, gemini, opencode, hermes, grok, agy, shell };
 
 export function isAgentName(name: string): name is AgentName {
-  return (AGENT_NAMES as readonly string[]).includes(name);
+  return isOneOf(AGENT_NAMES, name);
 }
 
 /** The adapter for `name`; an unknown agent is a usage error listing the known ones. */

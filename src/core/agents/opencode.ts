@@ -1,6 +1,7 @@
 import { exec } from '../base/exec';
 import type { AgentAdapter, StoredConversation } from './adapter';
 import { newestFirst, parseDate } from './store';
+import { isRecord } from '../base/schema';
 
 /**
  * opencode. Verified against 1.18.33: no way to choose the ID; sessions live in a SQLite database
@@ -29,7 +30,7 @@ export const opencode: AgentAdapter = {
     }
     if (!Array.isArray(rows)) return [];
     const found: StoredConversation[] = [];
-    for (const row of rows as Array<Record<string, unknown>>) {
+    for (const row of rows.filter(isRecord)) {
       if (typeof row.id !== 'string' || row.directory !== cwd) continue;
       found.push({ id: row.id, cwd, createdAt: parseDate(row.created) ?? new Date(0) });
     }

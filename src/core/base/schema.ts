@@ -143,6 +143,11 @@ export function lit<const T extends string | number | boolean>(value: T, why = `
   return { read: (v, at) => (v === value ? value : reject(at, why)) };
 }
 
+/** Whether `value` is one of `values` (a guard for a flag or a name checked where it is given). */
+export function isOneOf<const T extends string | number>(values: readonly T[], value: unknown): value is T {
+  return values.some((v) => v === value);
+}
+
 /** One of a fixed list of strings (or numbers). */
 export function oneOf<const T extends string | number>(values: readonly T[], why?: string): Schema<T> {
   return {

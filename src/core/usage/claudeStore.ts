@@ -4,7 +4,7 @@ import { claudeSlug } from '../agents/claude';
 import { tokenCount, type ModelCall } from './counts';
 import { readJsonLines } from '../base/jsonLines';
 import { anyObject } from '../base/schema';
-import { jobOfPrompt, record, timeOf, type ConversationEntry } from './conversation';
+import { jobOfPrompt, record, textOf, timeOf, type ConversationEntry } from './conversation';
 
 /** claude's conversation file: `$CLAUDE_CONFIG_DIR or ~/.claude` / projects / <slug of cwd> / <id>.jsonl. */
 export function claudeConversationFile(ctx: StoreContext, cwd: string, conversationId: string): string {
@@ -72,5 +72,5 @@ function promptText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   if (content.some((b) => record(b)?.type === 'tool_result')) return '';
-  return content.map((b) => (record(b)?.type === 'text' && typeof record(b)?.text === 'string' ? (record(b)!.text as string) : '')).join('\n');
+  return content.map((b) => textOf(b, 'text')).join('\n');
 }

@@ -4,7 +4,7 @@ import { listDir } from '../agents/store';
 import { tokenCount, type ModelCall } from './counts';
 import { readJsonLines } from '../base/jsonLines';
 import { anyObject } from '../base/schema';
-import { jobOfPrompt, record, timeOf, type ConversationEntry } from './conversation';
+import { jobOfPrompt, record, textOf, timeOf, type ConversationEntry } from './conversation';
 
 /** codex's rollout of a conversation: `$CODEX_HOME or ~/.codex` / sessions / YYYY / MM / DD / rollout-<time>-<id>.jsonl. */
 export function codexRolloutFile(ctx: StoreContext, conversationId: string): string | undefined {
@@ -70,5 +70,5 @@ function codexCall(u: Record<string, unknown>, model: string | null): ModelCall 
 
 function inputText(content: unknown): string {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
-  return content.map((b) => (typeof record(b)?.text === 'string' ? (record(b)!.text as string) : '')).join('\n');
+  return content.map((b) => textOf(b)).join('\n');
 }

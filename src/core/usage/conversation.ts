@@ -27,3 +27,9 @@ export function timeOf(v: unknown): number | null {
 export function record(v: unknown): Record<string, unknown> | undefined {
   return isRecord(v) ? v : undefined;
 }
+
+/** The text of a content block (`{ type: 'text', text }`; any type unless `type` is given), or ''. */
+export function textOf(block: unknown, type?: string): string {
+  const b = record(block);
+  return b && (type === undefined || b.type === type) && typeof b.text === 'string' ? b.text : '';
+}
