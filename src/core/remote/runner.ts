@@ -13,7 +13,7 @@ import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
 import { writeBrief } from '../jobs/brief';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobOwner, type JobRecord, type JobState, type MirrorOrigin } from '../store/jobSchema';
+import { isTerminal, JOB_STATES, type JobOwner, type JobRecord, type MirrorOrigin } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { deliverJob } from '../jobs/localTarget';
 import { titleFromTask } from '../jobs/title';
@@ -206,7 +206,8 @@ export class RemoteRunner extends DisposableBase {
     }
     const token = readJobToken(controlPlane.paths, job.id);
     if (state.job_id !== job.id || !token || !verifySignature(state, token)) return;
-    if (isTerminal(state.state as JobState)) {
+    const told = JOB_STATES.find((s) => s === state.state);
+    if (told !== undefined && isTerminal(told)) {
       // The submitter has the outcome: nothing more to relay, and a --once runner may go.
       this.acknowledged.add(job.id);
       if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);

@@ -9,13 +9,13 @@ import { checkJobId } from './jobStore';
 
 /** One line of `events.ndjson`: an accepted event, a state transition, or a note (seq gap, rejection). */
 export type AuditEntry =
-  | { type: 'event'; at: string; event: string; seq: number; sender?: string; detail?: string | null; [extra: string]: unknown }
+  | { type: 'event'; at: string; event: string; seq: number; sender?: string; detail?: string | null; /** The event's own time, as its sender stamped it. */ ts?: string; [extra: string]: unknown }
   | { type: 'transition'; at: string; from: string | null; to: string; reason?: string | null; [extra: string]: unknown }
   | { type: 'note'; at: string; note: string; [extra: string]: unknown };
 
 const text = str();
 const auditEntry: Schema<AuditEntry> = variant('type', {
-  event: obj({ type: lit('event'), at: text, event: text, seq: int(), sender: optional(text), detail: optional(nullable(text)) }),
+  event: obj({ type: lit('event'), at: text, event: text, seq: int(), sender: optional(text), detail: optional(nullable(text)), ts: optional(text) }),
   transition: obj({ type: lit('transition'), at: text, from: nullable(text), to: text, reason: optional(nullable(text)) }),
   note: obj({ type: lit('note'), at: text, note: text }),
 });
