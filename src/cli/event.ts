@@ -12,7 +12,8 @@ import { printable } from '../core/base/ids';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
 import { isAlive, sleep } from '../core/base/process';
-import { isTerminal, validateJobRecord, type JobRecord } from '../core/store/jobSchema';
+import { num, obj, oneOf, optional, parse, str, type Infer } from '../core/base/schema';
+import { isTerminal, JOB_STATES } from '../core/store/jobSchema';
 import { ControlPlanePaths } from '../core/store/paths';
 import { EVENT_NAMES, isEventName } from '../core/messaging/protocol';
 import { publishJobEvent } from '../core/messaging/publisher';
@@ -193,10 +194,16 @@ async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cw
   }
 }
 
-/** The job's record, or undefined when it is missing or unreadable (then the defaults apply). */
-function readJob(file: string): JobRecord | undefined {
+/**
+ * What `mam event` reads of a job's record: its state, its target's kind and its heartbeat. Only
+ * these fields are parsed: the whole record's schema would double what this bundle loads.
+ */
+const jobView = obj({ state: oneOf(JOB_STATES), target: optional(obj({ kind: str() })), timers: optional(obj({ heartbeat_s: num() })) });
+
+/** The job's record as far as `mam event` reads it, or undefined when it is missing or unreadable (then the defaults apply). */
+function readJob(file: string): Infer<typeof jobView> | undefined {
   try {
-    return validateJobRecord(JSON.parse(readText(file)), file);
+    return parse(jobView, JSON.parse(readText(file)));
   } catch {
     return undefined;
   }

@@ -77,6 +77,18 @@ export function custom<T>(read: (value: unknown, at: string) => T): Schema<T> {
   return { read };
 }
 
+/**
+ * A schema built on its first read. Building one compiles the kit's factories (~0.3 ms in a cold
+ * process), and its code is parsed with the bundle: a module that `mam event` loads (it starts once
+ * per event) but seldom reads with defines its schemas with `lazy`, the call marked `@__PURE__`:
+ * the process builds only what it reads, and esbuild leaves out of a bundle what it never reads
+ * (docs/benchmarks.md).
+ */
+export function lazy<T>(build: () => Schema<T>): Schema<T> {
+  let built: Schema<T> | undefined;
+  return { read: (v, at) => (built ??= build()).read(v, at) };
+}
+
 /** Anything at all, as `unknown`: a field kept but not looked into. */
 export const anything: Schema<unknown> = { read: (value) => value };
 

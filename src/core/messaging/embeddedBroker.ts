@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CorruptStoreError, MamError, ExitCode, errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
-import { int, obj, parse } from '../base/schema';
+import { int, lazy, obj, parse } from '../base/schema';
 import { withLock } from '../store/lock';
 import { isAlive, sleep } from '../base/process';
 import type { ControlPlanePaths } from '../store/paths';
@@ -270,7 +270,7 @@ export function embeddedBrokerStatus(paths: ControlPlanePaths): EmbeddedBrokerSt
 }
 
 /** `broker-stats.json`, which the daemon rewrites as clients come and go. */
-const brokerStats = obj({ pid: int(), clients: int({ min: 0 }) });
+const brokerStats = /* @__PURE__ */ lazy(() => obj({ pid: int(), clients: int({ min: 0 }) }));
 
 function readClientCount(paths: ControlPlanePaths, pid: number): number | undefined {
   try {

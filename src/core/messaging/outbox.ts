@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readIfExists } from '../store/atomicFile';
 import { parseJsonLines } from '../base/jsonLines';
-import { lit, obj } from '../base/schema';
+import { lazy, lit, obj } from '../base/schema';
 import { eventSchema, type EventPayload } from './protocol';
 
-/** A line of the outbox: one event as it was sent. */
-const outboxLine = obj({ t: lit('event'), payload: eventSchema });
+/** A line of the outbox: one event as it was sent (built on first use, as read only with a backlog). */
+const outboxLine = /* @__PURE__ */ lazy(() => obj({ t: lit('event'), payload: eventSchema }));
 
 /**
  * A job's outbox, `.mam/jobs/<id>/outbox.ndjson`: every event its publishers sent, appended (and

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { errorMessage } from '../base/errors';
 import { checkId } from '../base/ids';
-import { int, isRecord, list, lit, nullable, num, obj, oneOf, optional, parse, refine, str, type Schema } from '../base/schema';
+import { int, isRecord, lazy, list, lit, nullable, num, obj, oneOf, optional, parse, refine, str, type Schema } from '../base/schema';
 
 /**
  * The wire protocol of job events (SPEC §6). Kept free of heavy imports: `mam event`, which runs
@@ -158,15 +158,17 @@ export function parseUntrusted(bytes: Buffer | string): Record<string, unknown> 
   return parsed;
 }
 
-const jobId = str({ pattern: JOB_ID, why: 'is not a job ID' });
+const jobId = (): Schema<string> => str({ pattern: JOB_ID, why: 'is not a job ID' });
 /** Fields a message must not carry are named in one line; the subscriber logs it and drops the message. */
 const noExtra = { extra: 'refuse', unknown: (key: string): [string, string] => ['', `unexpected field '${key.slice(0, 40)}'`] } as const;
 
+// Both are built on first use (lazy): `mam event` loads this file for every event but seldom reads a message.
+
 /** A job event: every field typed, nothing extra. */
-export const eventSchema: Schema<EventPayload> = obj(
+export const eventSchema: Schema<EventPayload> = /* @__PURE__ */ lazy(() => obj(
   {
     v: lit(1),
-    job_id: jobId,
+    job_id: jobId(),
     event: oneOf(EVENT_NAMES),
     seq: int({ min: 1, why: 'must be a positive integer' }),
     ts: str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' }),
@@ -182,13 +184,13 @@ export const eventSchema: Schema<EventPayload> = obj(
     sig: optional(str()),
   },
   noExtra,
-);
+));
 
 /** A retained state message. */
-export const stateSchema: Schema<StatePayload> = obj(
+export const stateSchema: Schema<StatePayload> = /* @__PURE__ */ lazy(() => obj(
   {
     v: lit(1),
-    job_id: jobId,
+    job_id: jobId(),
     state: str({ max: 40 }),
     reason: nullable(str()),
     seq: int({ min: 0, why: 'must be a non-negative integer' }),
@@ -198,7 +200,7 @@ export const stateSchema: Schema<StatePayload> = obj(
     sig: optional(str()),
   },
   noExtra,
-);
+));
 
 const schemaFault = (problem: string): RejectedMessage => new RejectedMessage('schema', problem);
 

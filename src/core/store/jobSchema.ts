@@ -1,6 +1,6 @@
 import { ValidationError } from '../base/errors';
 import { JOB_ID_PATTERN } from '../base/ids';
-import { bool, int, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
+import { bool, int, lazy, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
 import { jobUsageSchema, type JobUsage } from './jobUsageSchema';
 
 export const JOB_STATES = ['registered', 'dispatched', 'started', 'completed', 'failed', 'timeout', 'cancelled'] as const;
@@ -148,53 +148,56 @@ export interface JobRecord {
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const text = str();
-const maybe = optional(nullable(text));
-const time = str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' });
-const seconds = num({ min: 0, why: 'must be a number of seconds' });
+// Built on first use: `mam event` loads this file but reads a job record only for `started`.
+const jobRecordSchema: Schema<JobRecord> = /* @__PURE__ */ lazy(() => {
+  const text = str();
+  const maybe = optional(nullable(text));
+  const time = str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' });
+  const seconds = num({ min: 0, why: 'must be a number of seconds' });
 
-const jobRecordSchema: Schema<JobRecord> = obj({
-  id: str({ pattern: JOB_ID_PATTERN, why: 'must be a job ID' }),
-  session: str({ min: 1, why: 'must be a non-empty string' }),
-  type: oneOf(JOB_TYPES, `must be one of ${JOB_TYPES.join(', ')}`),
-  role: nullable(text),
-  state: oneOf(JOB_STATES),
-  reason: nullable(text),
-  created_at: time,
-  updated_at: time,
-  seq: int({ min: 0, why: 'must be a non-negative integer' }),
-  parent_job: nullable(text),
-  detail: nullable(text),
-  target: optional(
-    obj({
-      kind: oneOf(['local', 'remote', 'human']),
-      name: text,
-      mux: optional(oneOf(['tmux', 'herdr'])),
-      server: optional(text),
-      pane: maybe,
-      pane_pid: optional(nullable(int())),
-    }),
-  ),
-  timers: optional(obj({ start_timeout_s: seconds, heartbeat_s: seconds, idle_timeout_s: seconds, timeout_s: seconds })),
-  signed: optional(bool()),
-  brief: optional(text),
-  owner: optional(nullable(obj({ pid: int(), host: text, token: text }))),
-  delivery: optional(nullable(oneOf(['pending', 'typed', 'unconfirmed', 'published', 'assigned', 'failed']))),
-  dispatched_at: maybe,
-  delivered_at: maybe,
-  started_at: maybe,
-  last_event_at: maybe,
-  finished_at: maybe,
-  last_event: maybe,
-  title: maybe,
-  missing: optional(list(int({ min: 1 }))),
-  late_events: optional(list(obj({ seq: int(), event: text, at: text, detail: optional(text), report: optional(text) }))),
-  report: maybe,
-  why: maybe,
-  usage: optional(nullable(jobUsageSchema)),
-  verify: optional(obj({ job_id: text, command: list(text), exit_code: int(), passed: bool(), at: text, output_tail: text })),
-  remote: optional(obj({ runner: text, workspace_id: text, nonce: text, dispatched_ts: text })),
-}, { why: 'must be a JSON object' });
+  return obj({
+    id: str({ pattern: JOB_ID_PATTERN, why: 'must be a job ID' }),
+    session: str({ min: 1, why: 'must be a non-empty string' }),
+    type: oneOf(JOB_TYPES, `must be one of ${JOB_TYPES.join(', ')}`),
+    role: nullable(text),
+    state: oneOf(JOB_STATES),
+    reason: nullable(text),
+    created_at: time,
+    updated_at: time,
+    seq: int({ min: 0, why: 'must be a non-negative integer' }),
+    parent_job: nullable(text),
+    detail: nullable(text),
+    target: optional(
+      obj({
+        kind: oneOf(['local', 'remote', 'human']),
+        name: text,
+        mux: optional(oneOf(['tmux', 'herdr'])),
+        server: optional(text),
+        pane: maybe,
+        pane_pid: optional(nullable(int())),
+      }),
+    ),
+    timers: optional(obj({ start_timeout_s: seconds, heartbeat_s: seconds, idle_timeout_s: seconds, timeout_s: seconds })),
+    signed: optional(bool()),
+    brief: optional(text),
+    owner: optional(nullable(obj({ pid: int(), host: text, token: text }))),
+    delivery: optional(nullable(oneOf(['pending', 'typed', 'unconfirmed', 'published', 'assigned', 'failed']))),
+    dispatched_at: maybe,
+    delivered_at: maybe,
+    started_at: maybe,
+    last_event_at: maybe,
+    finished_at: maybe,
+    last_event: maybe,
+    title: maybe,
+    missing: optional(list(int({ min: 1 }))),
+    late_events: optional(list(obj({ seq: int(), event: text, at: text, detail: optional(text), report: optional(text) }))),
+    report: maybe,
+    why: maybe,
+    usage: optional(nullable(jobUsageSchema)),
+    verify: optional(obj({ job_id: text, command: list(text), exit_code: int(), passed: bool(), at: text, output_tail: text })),
+    remote: optional(obj({ runner: text, workspace_id: text, nonce: text, dispatched_ts: text })),
+  }, { why: 'must be a JSON object' });
+});
 
 /** `raw` as a job record, or a ValidationError naming `where` and the field. Fields it does not know are kept. */
 export function validateJobRecord(raw: unknown, where: string): JobRecord {

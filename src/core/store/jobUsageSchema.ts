@@ -1,4 +1,4 @@
-import { bool, custom, int, isRecord, nullable, obj, record, str, type Schema } from '../base/schema';
+import { bool, custom, int, isRecord, lazy, nullable, obj, record, str, type Schema } from '../base/schema';
 
 /**
  * Tokens, counted the same way whatever the agent (docs/usage.md). `input_tokens` is every prompt
@@ -47,21 +47,23 @@ export function isMeasured(usage: JobUsage | null | undefined): usage is Measure
   return !!usage && !('unavailable' in usage);
 }
 
-const count = int({ min: 0, why: 'must be a non-negative integer' });
-const part = nullable(count, { why: 'must be a non-negative integer or null' });
-// Fields of a reading are named after `usage` with a space, as in `usage input_tokens must be …`.
-const spaced = (at: string, key: string): string => `${at} ${key}`;
-const countFields = { input_tokens: count, cached_input_tokens: count, cache_write_input_tokens: part, output_tokens: count, reasoning_output_tokens: part };
-const readingFields = { agent: str(), final: bool(), measured_at: str({ why: 'must be a time' }) };
+/** A record's `usage`: a reading with counts, or one that says why there are none (built on first use). */
+export const jobUsageSchema: Schema<JobUsage> = /* @__PURE__ */ lazy(() => {
+  const count = int({ min: 0, why: 'must be a non-negative integer' });
+  const part = nullable(count, { why: 'must be a non-negative integer or null' });
+  // Fields of a reading are named after `usage` with a space, as in `usage input_tokens must be …`.
+  const spaced = (at: string, key: string): string => `${at} ${key}`;
+  const countFields = { input_tokens: count, cached_input_tokens: count, cache_write_input_tokens: part, output_tokens: count, reasoning_output_tokens: part };
+  const readingFields = { agent: str(), final: bool(), measured_at: str({ why: 'must be a time' }) };
 
-const tokenCounts: Schema<TokenCounts> = obj(countFields, { childPath: spaced });
+  const tokenCounts: Schema<TokenCounts> = obj(countFields, { childPath: spaced });
 
-const measuredUsage: Schema<MeasuredUsage> = obj(
-  { ...readingFields, ...countFields, conversation_id: str(), requests: int({ why: 'must be an integer' }), models: record(tokenCounts, { childPath: (at, model) => `${at}.${model.slice(0, 60)}:` }) },
-  { childPath: spaced },
-);
+  const measuredUsage: Schema<MeasuredUsage> = obj(
+    { ...readingFields, ...countFields, conversation_id: str(), requests: int({ why: 'must be an integer' }), models: record(tokenCounts, { childPath: (at, model) => `${at}.${model.slice(0, 60)}:` }) },
+    { childPath: spaced },
+  );
 
-const unavailableUsage: Schema<UnavailableUsage> = obj({ ...readingFields, unavailable: str({ why: 'must be a sentence' }) }, { childPath: spaced });
+  const unavailableUsage: Schema<UnavailableUsage> = obj({ ...readingFields, unavailable: str({ why: 'must be a sentence' }) }, { childPath: spaced });
 
-/** A record's `usage`: a reading with counts, or one that says why there are none. */
-export const jobUsageSchema: Schema<JobUsage> = custom((v, at) => (isRecord(v) && 'unavailable' in v ? unavailableUsage : measuredUsage).read(v, at));
+  return custom((v, at) => (isRecord(v) && 'unavailable' in v ? unavailableUsage : measuredUsage).read(v, at));
+});

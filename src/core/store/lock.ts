@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { LockTimeoutError, errorMessage, isErrnoException } from '../base/errors';
-import { custom, num, obj, parse, str, type Schema } from '../base/schema';
+import { custom, lazy, num, obj, parse, str, type Schema } from '../base/schema';
 import type { Logger } from '../base/log';
 import { isAlive, sleep } from '../base/process';
 
@@ -163,7 +163,8 @@ function isAbandoned(lockDir: string, owner: Owner | undefined, staleMs: number)
   }
 }
 
-const ownerSchema: Schema<Owner> = obj({ pid: num(), host: str(), token: str(), since: custom((v) => String(v ?? '?')) });
+// Read only when the lock is held by another process: built then.
+const ownerSchema: Schema<Owner> = /* @__PURE__ */ lazy(() => obj({ pid: num(), host: str(), token: str(), since: custom((v) => String(v ?? '?')) }));
 
 function readOwner(lockDir: string): Owner | undefined {
   try {
