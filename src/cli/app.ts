@@ -25,7 +25,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return err.exitCode;
     }
     io.stderr(`mam: internal error: ${oneLine(errorMessage(err))}\n`);
-    if (io.env.MAM_DEBUG) io.stderr(`${(err as Error).stack ?? ''}\n`);
+    if (io.env.MAM_DEBUG) io.stderr(`${err instanceof Error ? (err.stack ?? '') : ''}\n`);
     return ExitCode.internal;
   }
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '../core/base/errors';
+import { UsageError, errorCode, errorMessage } from '../core/base/errors';
 import { printable } from '../core/base/ids';
 
 export type OptionKind = 'string' | 'boolean' | 'seconds' | 'count';
@@ -158,10 +158,9 @@ function convert(command: string, name: string, spec: OptionSpec, raw: string | 
 }
 
 function describeParseError(err: unknown, options: Record<string, OptionSpec>): string {
-  const e = err as { code?: string; message?: string };
-  const message = e.message ?? String(err);
+  const message = errorMessage(err);
   const option = /'(-{1,2}[^'\s]+)/.exec(message)?.[1];
-  switch (e.code) {
+  switch (errorCode(err)) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return `unknown option ${option ?? ''}`.trim();
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {

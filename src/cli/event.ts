@@ -7,13 +7,15 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { ExitCode, MamError, UsageError, errorMessage } from '../core/base/errors';
+import { ExitCode, MamError, UsageError, errorMessage, isErrnoException } from '../core/base/errors';
 import { printable } from '../core/base/ids';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
 import { isAlive, sleep } from '../core/base/process';
+import { num, obj, oneOf, optional, parse, str, type Infer } from '../core/base/schema';
+import { isTerminal, JOB_STATES } from '../core/store/jobSchema';
 import { ControlPlanePaths } from '../core/store/paths';
-import { EVENT_NAMES, type EventName } from '../core/messaging/protocol';
+import { EVENT_NAMES, isEventName } from '../core/messaging/protocol';
 import { publishJobEvent } from '../core/messaging/publisher';
 import type { QuickEndpoint } from '../core/messaging/quickPublish';
 import { externalBroker, readEmbeddedEndpoint } from '../core/messaging/brokerEndpoint';
@@ -48,7 +50,7 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
     if (values.event !== undefined && positionals.length > 0) throw new UsageError('mam event: give the event once: either as an argument or with --event');
     const event = values.event ?? positionals[0];
     if (event === undefined) throw new UsageError(`mam event: which event? one of ${EVENT_NAMES.join(', ')}`);
-    if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`mam event: unknown event '${printable(event, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
+    if (!isEventName(event)) throw new UsageError(`mam event: unknown event '${printable(event, 40)}'; one of ${EVENT_NAMES.join(', ')}`);
     if (positionals.length > 1) throw new UsageError(`mam event: unexpected argument '${printable(positionals[1]!, 40)}'`);
     if (!values.job) throw new UsageError('mam event: --job is required');
     const asked = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
@@ -62,7 +64,7 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
     const result = await publishJobEvent({
       workspace,
       jobId: values.job,
-      event: event as EventName,
+      event,
       ...(values.detail !== undefined ? { detail: values.detail } : {}),
       ...(heartbeat !== undefined ? { heartbeat } : {}),
       ...(values.report !== undefined ? { reportFile: values.report } : {}),
@@ -104,8 +106,8 @@ function parseEventArgs(argv: readonly string[]) {
       },
     });
   } catch (err) {
-    const m = /'(-{1,2}[^'\s]+)/.exec((err as Error).message);
-    throw new UsageError(`mam event: ${(err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable((err as Error).message.split('\n')[0]!, 200)}; see 'mam event --help'`);
+    const m = /'(-{1,2}[^'\s]+)/.exec(errorMessage(err));
+    throw new UsageError(`mam event: ${isErrnoException(err, 'ERR_PARSE_ARGS_UNKNOWN_OPTION') ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable(errorMessage(err).split('\n')[0]!, 200)}; see 'mam event --help'`);
   }
 }
 
@@ -119,15 +121,10 @@ function brokerEndpoint(workspace: string, env: NodeJS.ProcessEnv): QuickEndpoin
  * the configured one. A person's job has none: a person does not heartbeat (its timers are the budget).
  */
 function defaultHeartbeat(workspace: string, jobId: string, env: NodeJS.ProcessEnv): number | undefined {
-  let job: { target?: { kind?: string }; timers?: { heartbeat_s?: unknown } } = {};
-  try {
-    job = JSON.parse(readText(new ControlPlanePaths(workspace).jobFile(jobId)) || '{}') as typeof job;
-  } catch {
-    // unreadable: the configured default
-  }
-  if (job.target?.kind === 'human') return undefined;
-  const recorded = job.timers?.heartbeat_s;
-  return typeof recorded === 'number' && recorded > 0 ? recorded : resolveConfig({ workspace, env }).values.heartbeatS;
+  const job = readJob(new ControlPlanePaths(workspace).jobFile(jobId));
+  if (job?.target?.kind === 'human') return undefined;
+  const recorded = job?.timers?.heartbeat_s;
+  return recorded !== undefined && recorded > 0 ? recorded : resolveConfig({ workspace, env }).values.heartbeatS;
 }
 
 /** Starts the detached heartbeat process of a job (one per job: a newer one replaces the older). */
@@ -184,8 +181,8 @@ async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cw
   // agent does; published every N s.
   const over = (): boolean => {
     if (stopping || !isAlive(watchPid)) return true;
-    const state = (JSON.parse(readText(jobFile) || '{}') as { state?: string }).state;
-    return state === undefined || ['completed', 'failed', 'timeout', 'cancelled'].includes(state);
+    const job = readJob(jobFile);
+    return job === undefined || isTerminal(job.state);
   };
   for (;;) {
     for (let waited = 0; waited < everyMs; waited += 1000) {
@@ -194,6 +191,21 @@ async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     }
     if (over()) return 0;
     await publishJobEvent({ workspace, jobId, event: 'heartbeat', sender: env.MAM_SESSION || `${os.hostname()}:heartbeat`, endpoint: brokerEndpoint(workspace, env), retryBudgetMs: Math.min(everyMs, 5000) }).catch(() => undefined);
+  }
+}
+
+/**
+ * What `mam event` reads of a job's record: its state, its target's kind and its heartbeat. Only
+ * these fields are parsed: the whole record's schema would double what this bundle loads.
+ */
+const jobView = obj({ state: oneOf(JOB_STATES), target: optional(obj({ kind: str() })), timers: optional(obj({ heartbeat_s: num() })) });
+
+/** The job's record as far as `mam event` reads it, or undefined when it is missing or unreadable (then the defaults apply). */
+function readJob(file: string): Infer<typeof jobView> | undefined {
+  try {
+    return parse(jobView, JSON.parse(readText(file)));
+  } catch {
+    return undefined;
   }
 }
 

@@ -21,6 +21,8 @@ import { DEMO_ROLES, type DemoRole } from '../core/demo/demoProject';
 import { JobContext, style, type Pace } from './jobContext';
 import { BriefFormatError, killRunning, LineInput, parseBrief, parseJobLine, type JobLine } from './kit';
 import { doJob, type Outcome } from './roles';
+import { errorMessage } from '../core/base/errors';
+import { isOneOf } from '../core/base/schema';
 
 const out = (text: string): void => void process.stdout.write(text);
 
@@ -30,12 +32,14 @@ function option(args: readonly string[], name: string): string | undefined {
 }
 
 function main(args: readonly string[]): void {
-  const role = (option(args, '--role') ?? 'worker') as DemoRole;
-  const pace = (option(args, '--pace') ?? 'normal') as Pace;
-  if (!DEMO_ROLES.includes(role) || (pace !== 'fast' && pace !== 'normal')) {
+  const roleArg = option(args, '--role') ?? 'worker';
+  const paceArg = option(args, '--pace') ?? 'normal';
+  if (!isOneOf(DEMO_ROLES, roleArg) || !isOneOf(['fast', 'normal'], paceArg)) {
     process.stderr.write(`usage: demo-agent --role ${DEMO_ROLES.join('|')} [--pace fast|normal]\n`);
     process.exit(64);
   }
+  const role: DemoRole = roleArg;
+  const pace: Pace = paceArg;
   const name = process.env.MAM_SESSION ?? `demo ${role}`;
   const input = new LineInput();
   const decoder = new StringDecoder('utf8');
@@ -95,7 +99,7 @@ function main(args: readonly string[]): void {
       ctx = new JobContext(parseBrief(fs.readFileSync(line.briefPath, 'utf8')), line.briefPath, process.cwd(), pace, out);
     } catch (err) {
       // Without a readable brief there is no event command to run: all we can do is say so.
-      out(`  ${style.red(`cannot read the brief: ${err instanceof BriefFormatError ? err.message : (err as Error).message}`)}\r\n\r\n`);
+      out(`  ${style.red(`cannot read the brief: ${err instanceof BriefFormatError ? err.message : errorMessage(err)}`)}\r\n\r\n`);
       return prompt();
     }
     const hint = ctx.brief.loop;
@@ -107,7 +111,7 @@ function main(args: readonly string[]): void {
     try {
       outcome = await doJob(role, ctx);
     } catch (err) {
-      outcome = { error: (err as Error).message };
+      outcome = { error: errorMessage(err) };
     }
     // The last output comes before the last event: once the job has ended, the pane is quiet.
     if ('error' in outcome) ctx.say(style.red(`giving up: ${outcome.error}`));

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SIGNUP_CASES, SIGNUP_FILE, TEST_FILE } from '../core/demo/demoProject';
 import { run, type RunResult } from './kit';
+import { bool, list, obj, optional, parse, str } from '../core/base/schema';
 
 export interface CaseResult {
   input: string;
@@ -34,15 +35,20 @@ export function filesInDiff(diff: string): string[] {
   return [...diff.matchAll(/^diff --git a\/(\S+) b\/\S+$/gm)].map((m) => m[1]!);
 }
 
-/** Runs the project's test script (package.json `scripts.test`) with an argument array. */
-export async function runTests(cwd: string): Promise<TestRun | undefined> {
-  let script: string | undefined;
+const packageJson = obj({ scripts: optional(obj({ test: optional(str()) })) });
+
+/** The project's test script (package.json `scripts.test`), or undefined when it has none or no readable package.json. */
+export function testScriptOf(cwd: string): string | undefined {
   try {
-    script = (JSON.parse(fs.readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { test?: string } }).scripts?.test;
+    return parse(packageJson, JSON.parse(fs.readFileSync(path.join(cwd, 'package.json'), 'utf8'))).scripts?.test;
   } catch {
     return undefined;
   }
-  const words = script?.trim().split(/\s+/).filter(Boolean) ?? [];
+}
+
+/** Runs the project's test script (package.json `scripts.test`) with an argument array. */
+export async function runTests(cwd: string): Promise<TestRun | undefined> {
+  const words = testScriptOf(cwd)?.trim().split(/\s+/).filter(Boolean) ?? [];
   if (words.length === 0) return undefined;
   // The script is the demo project's own `node file`; run it with the node running us, no shell.
   const file = words[0] === 'node' ? process.execPath : words[0]!;
@@ -74,7 +80,7 @@ export async function probeSignup(cwd: string): Promise<CaseResult[] | { problem
     const lines = r.stderr.trim().split('\n');
     return { problem: `${SIGNUP_FILE} cannot be loaded: ${lines.find((l) => /^\w*Error\b/.test(l)) ?? lines[0] ?? ''}` };
   }
-  const results = JSON.parse(r.stdout) as Array<{ accepted: boolean; outcome: string }>;
+  const results = parse(list(obj({ accepted: bool(), outcome: str() }), { min: SIGNUP_CASES.length }), JSON.parse(r.stdout), undefined, 'the probe\'s answer');
   return SIGNUP_CASES.map((c, i) => ({ ...c, ...results[i]! }));
 }
 

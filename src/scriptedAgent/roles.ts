@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NOTES_DIR, SIGNUP_FILE, TEST_FILE, type DemoRole } from '../core/demo/demoProject';
 import { style, type JobContext } from './jobContext';
-import { composeReport, diffOf, filesInDiff, probeSignup, runTests, strictFindings } from './review';
+import { composeReport, diffOf, filesInDiff, probeSignup, runTests, strictFindings, testScriptOf } from './review';
 import { fixSignup, fixTests, implementSignup, implementTests, type Edit } from './signupEdits';
 
 /** The end of a job: what to tell MAM, said after `done` has redrawn the prompt. */
@@ -36,12 +36,8 @@ async function survey(ctx: JobContext): Promise<Outcome> {
       return { file: f, names };
     });
   await ctx.step(`reading the sources: ${exportsOf.map((e) => `${e.file} exports ${e.names.join(', ') || 'nothing'}`).join('; ')}`, 2000);
-  let testScript = '';
-  try {
-    testScript = (JSON.parse(fs.readFileSync(path.join(ctx.cwd, 'package.json'), 'utf8')) as { scripts?: { test?: string } }).scripts?.test ?? '';
-  } catch {
-    // no package.json: the survey says so
-  }
+  // No package.json: the survey says so.
+  const testScript = testScriptOf(ctx.cwd) ?? '';
   const target = /notes\/[\w.-]+\.md/.exec(ctx.brief.task)?.[0] ?? `${NOTES_DIR}/${ctx.brief.jobId}.md`;
   const text = [
     '# Project survey',

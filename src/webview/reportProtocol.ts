@@ -1,8 +1,11 @@
 /**
  * The one message protocol of the review-report webview, used by both sides: the extension
  * (src/views/reportPanel.ts) and the page's script (src/webview/report.ts, built to
- * media/report.js). Every message that crosses is checked by the `is…` guards on arrival.
+ * media/report.js). Every message that crosses is checked by the `is…` guards on arrival, each
+ * reading it with its schema (src/core/base/schema.ts, which uses none of Node's APIs).
  */
+
+import { bool, int, list, lit, matches, nullable, obj, refine, str, variant, type Schema } from '../core/base/schema';
 
 export interface ReportEvent {
   at: string;
@@ -88,26 +91,82 @@ export interface PageState {
   loopId: string;
 }
 
-const str = (v: unknown): v is string => typeof v === 'string';
-const int = (v: unknown): v is number => Number.isInteger(v);
+const text = str();
+const textOrNull = nullable(text);
+const round = int({ min: 1 });
 
+const pageMessage: Schema<PageMessage> = variant('type', {
+  ready: obj({ type: lit('ready') }, { extra: 'refuse' }),
+  openChanges: obj({ type: lit('openChanges'), round }),
+  // A path inside the checkout, as git names it: never absolute, never climbing out.
+  openFileDiff: obj({ type: lit('openFileDiff'), round, path: refine(str({ max: 4095 }), (p) => (p.startsWith('/') || p.split('/').includes('..') ? 'must stay inside the checkout' : undefined)) }),
+  openLog: obj({ type: lit('openLog'), jobId: str({ pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/ }) }),
+  openLink: obj({ type: lit('openLink'), href: refine(text, (href) => (linkTarget(href) === undefined ? 'is not a link the report opens' : undefined)) }),
+});
+
+const reportModel: Schema<ReportModel> = obj({
+  folderIndex: int({ min: 0 }),
+  title: text,
+  loop: obj({
+    id: text,
+    task: text,
+    status: text,
+    reason: textOrNull,
+    creator: text,
+    reviewers: list(text),
+    planner: textOrNull,
+    checkout: text,
+    base: text,
+    created_at: text,
+    updated_at: text,
+  }),
+  rounds: list(
+    obj({
+      n: int(),
+      status: text,
+      identity: obj({ base: text, head: text, tree: text }),
+      pinned: bool(),
+      rebut: textOrNull,
+      children: list(obj({ id: text, state: text, session: text })),
+      reviews: list(obj({ reviewer: text, job_id: text, verdict: textOrNull, text })),
+      files: list(obj({ status: text, path: text, label: text })),
+    }),
+  ),
+  jobs: list(
+    obj({
+      id: text,
+      session: text,
+      step: text,
+      title: text,
+      round: nullable(int()),
+      state: text,
+      reason: textOrNull,
+      dispatched_at: textOrNull,
+      finished_at: textOrNull,
+      events: list(obj({ at: text, event: text })),
+    }),
+  ),
+  usage: obj({ total: textOrNull, rounds: list(obj({ n: int(), text: textOrNull })) }),
+  now: text,
+});
+
+const hostMessage: Schema<HostMessage> = obj({ type: lit('model'), model: reportModel });
+
+const pageState: Schema<PageState> = obj({ folderIndex: int(), loopId: str({ pattern: /^l-[A-Za-z0-9-]{1,80}$/ }) });
+
+/** A message from the page the extension acts on; anything else is ignored. */
 export function isPageMessage(m: unknown): m is PageMessage {
-  if (typeof m !== 'object' || m === null) return false;
-  const x = m as Record<string, unknown>;
-  switch (x.type) {
-    case 'ready':
-      return Object.keys(x).length === 1;
-    case 'openChanges':
-      return int(x.round) && (x.round as number) > 0;
-    case 'openFileDiff':
-      return int(x.round) && (x.round as number) > 0 && str(x.path) && x.path.length < 4096 && !x.path.startsWith('/') && !x.path.split('/').includes('..');
-    case 'openLog':
-      return str(x.jobId) && /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/.test(x.jobId);
-    case 'openLink':
-      return str(x.href) && linkTarget(x.href) !== undefined;
-    default:
-      return false;
-  }
+  return matches(pageMessage, m);
+}
+
+/** A message from the extension the page renders. */
+export function isHostMessage(m: unknown): m is HostMessage {
+  return matches(hostMessage, m);
+}
+
+/** The state a page kept across a reload, for the panel serializer. */
+export function isPageState(s: unknown): s is PageState {
+  return matches(pageState, s);
 }
 
 /** Where a link in agent text may lead: a web page over https, or a file (with an optional `#L12`). */
@@ -136,14 +195,4 @@ export function linkTarget(href: string): LinkTarget | undefined {
   if (decoded === '' || /[\u0000-\u001f\u007f-\u009f]/.test(decoded)) return undefined;
   const line = /^L(\d{1,7})\b/.exec(fragment)?.[1];
   return line ? { kind: 'file', path: decoded, line: Number(line) } : { kind: 'file', path: decoded };
-}
-
-export function isHostMessage(m: unknown): m is HostMessage {
-  if (typeof m !== 'object' || m === null) return false;
-  const x = m as { type?: unknown; model?: { loop?: { id?: unknown }; rounds?: unknown; jobs?: unknown } };
-  return x.type === 'model' && typeof x.model === 'object' && x.model !== null && str((x.model as { title?: unknown }).title) && str(x.model.loop?.id) && Array.isArray(x.model.rounds) && Array.isArray(x.model.jobs);
-}
-
-export function isPageState(s: unknown): s is PageState {
-  return typeof s === 'object' && s !== null && int((s as PageState).folderIndex) && str((s as PageState).loopId) && /^l-[A-Za-z0-9-]{1,80}$/.test((s as PageState).loopId);
 }

@@ -57,7 +57,7 @@ describe('retained store', () => {
     fs.writeFileSync(file, '{"version":1,"retained":[{"topic":5}]}');
     const logger = new MemoryLogger();
     assert.deepEqual(new RetainedStore(file, logger).load(), []);
-    assert.match(logger.messages('warn')[0]!, /a malformed entry; moved it to .*corrupt-/);
+    assert.match(logger.messages('warn')[0]!, /retained\[0\]\.topic must be a string; moved it to .*corrupt-/);
     assert.equal(fs.existsSync(file), false);
   });
 });

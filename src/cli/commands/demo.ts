@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ExitCode, MamError, UsageError } from '../../core/base/errors';
+import { ExitCode, MamError, UsageError, errorMessage } from '../../core/base/errors';
 import { shellLine } from '../../core/base/shellWords';
 import { resolveConfig } from '../../core/config/settings';
 import { ControlPlane } from '../../core/store/controlPlane';
@@ -169,7 +169,7 @@ class DemoRun {
       try {
         await fn();
       } catch (err) {
-        problems.push(`${what}: ${(err as Error).message}`);
+        problems.push(`${what}: ${errorMessage(err)}`);
       }
     };
     const running = (await this.controlPlane.sessions.list().catch(() => [])).filter((r) => r.status === 'running' || r.status === 'starting');

@@ -80,14 +80,14 @@ const status = defineCommand({
       ['last seq', job.seq],
       ['parent job', job.parent_job],
       ['detail', job.detail === null ? null : printable(job.detail, 2000)],
-      ...(job.why ? [['why', printable(job.why, 2000)] as [string, unknown]] : []),
+      ...(job.why ? [['why', printable(job.why, 2000)] satisfies [string, unknown]] : []),
       ['delivery', job.delivery],
       ['timers', job.timers ? `T ${job.timers.start_timeout_s}s, idle ${job.timers.idle_timeout_s}s, budget ${job.timers.timeout_s}s, heartbeat ${job.timers.heartbeat_s}s` : null],
       ['brief', job.brief],
       ['report', job.report],
       ['events', audit.entries.filter((e) => e.type === 'event').length],
       ['tokens', formatUsage(job.usage, workspacePrices(cp.paths, (m) => ctx.logger.warn(m))) ?? null],
-      ...(job.late_events?.length ? [['late', job.late_events.map((l) => `${l.event} (seq ${l.seq}) at ${l.at}`).join('; ')] as [string, unknown]] : []),
+      ...(job.late_events?.length ? [['late', job.late_events.map((l) => `${l.event} (seq ${l.seq}) at ${l.at}`).join('; ')] satisfies [string, unknown]] : []),
     ];
     for (const [k, v] of rows) ctx.out(`${k.padEnd(10)}  ${dash(v)}`);
     return 0;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type { AgentAdapter, StoreContext, StoredConversation } from './adapter';
-import { listDir, mtimeOf, newestFirst, parseDate, readJsonLines } from './store';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { listDir, mtimeOf, newestFirst, parseDate } from './store';
 
 /**
  * claude (Claude Code). Verified against 2.1.197 (docs/agent-clis.md): `--session-id <uuid>`
@@ -62,8 +64,8 @@ export const claude: AgentAdapter = {
     for (const name of listDir(dir)) {
       if (!name.endsWith('.jsonl')) continue;
       const file = path.join(dir, name);
-      const records = readJsonLines(file, 50);
-      const recordedCwd = records.find((r) => typeof r.cwd === 'string')?.cwd as string | undefined;
+      const records = readJsonLines(file, anyObject, { limit: 50 });
+      const recordedCwd = records.map((r) => r.cwd).find((c): c is string => typeof c === 'string');
       const stamp = parseDate(records.find((r) => typeof r.timestamp === 'string')?.timestamp);
       found.push({ id: name.slice(0, -'.jsonl'.length), cwd: recordedCwd ?? cwd, createdAt: stamp ?? mtimeOf(file) });
     }

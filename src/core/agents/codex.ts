@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { AgentAdapter, StoredConversation } from './adapter';
 import { listDir, newestFirst, parseDate, readFirstLine } from './store';
+import { anything, lit, obj, parse, str } from '../base/schema';
 
 /**
  * codex (OpenAI Codex CLI). Verified against 0.171.0: no way to choose the conversation ID, so it
@@ -69,18 +70,16 @@ export const codex: AgentAdapter = {
   },
 };
 
+/** A rollout's first line: its session's meta. */
+const sessionMetaLine = obj({ type: lit('session_meta'), payload: obj({ id: str(), cwd: anything, timestamp: anything }) });
+
 function sessionMeta(file: string): StoredConversation | undefined {
   const line = readFirstLine(file);
   if (!line) return undefined;
   try {
-    const record = JSON.parse(line) as { type?: string; payload?: { id?: unknown; cwd?: unknown; timestamp?: unknown } };
-    if (record.type !== 'session_meta' || typeof record.payload?.id !== 'string') return undefined;
-    return {
-      id: record.payload.id,
-      cwd: typeof record.payload.cwd === 'string' ? record.payload.cwd : null,
-      createdAt: parseDate(record.payload.timestamp) ?? new Date(0),
-    };
+    const { payload } = parse(sessionMetaLine, JSON.parse(line));
+    return { id: payload.id, cwd: typeof payload.cwd === 'string' ? payload.cwd : null, createdAt: parseDate(payload.timestamp) ?? new Date(0) };
   } catch {
-    return undefined;
+    return undefined; // not JSON, or not a session_meta line
   }
 }

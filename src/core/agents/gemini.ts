@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type { AgentAdapter, StoredConversation } from './adapter';
 import { listDir, newestFirst, parseDate, readFirstLine } from './store';
+import { isRecord } from '../base/schema';
 
 /**
  * gemini (Gemini CLI). Verified against 0.61.0, driven by the tests (docs/agent-clis.md):
@@ -70,8 +71,8 @@ export const gemini: AgentAdapter = {
 function parse(line: string | undefined): { sessionId: string; projectHash: string; startTime: unknown } | undefined {
   if (!line) return undefined;
   try {
-    const r = JSON.parse(line) as Record<string, unknown>;
-    return typeof r.sessionId === 'string' && typeof r.projectHash === 'string' ? { sessionId: r.sessionId, projectHash: r.projectHash, startTime: r.startTime } : undefined;
+    const r: unknown = JSON.parse(line);
+    return isRecord(r) && typeof r.sessionId === 'string' && typeof r.projectHash === 'string' ? { sessionId: r.sessionId, projectHash: r.projectHash, startTime: r.startTime } : undefined;
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type { AgentAdapter, StoredConversation } from './adapter';
 import { listDir, newestFirst, parseDate, readJson } from './store';
+import { isRecord } from '../base/schema';
 
 /**
  * grok (xAI's official Grok CLI, npm `@xai-official/grok`). Verified against 1.0.41, driven by the
@@ -37,8 +38,8 @@ export const grok: AgentAdapter = {
     for (const project of listDir(root)) {
       for (const id of listDir(path.join(root, project))) {
         const summary = readJson(path.join(root, project, id, 'summary.json'));
-        const info = summary?.info as { id?: unknown; cwd?: unknown } | undefined;
-        if (typeof info?.id !== 'string' || info.cwd !== cwd) continue;
+        const info = summary?.info;
+        if (!isRecord(info) || typeof info.id !== 'string' || info.cwd !== cwd) continue;
         found.push({ id: info.id, cwd, createdAt: parseDate(summary?.created_at) ?? new Date(0) });
       }
     }

@@ -11,11 +11,12 @@ import { hermes } from './hermes';
 import { opencode } from './opencode';
 import { qwen } from './qwen';
 import { shell } from './shell';
+import { isOneOf } from '../base/schema';
 
 const ADAPTERS: Record<AgentName, AgentAdapter> = { claude, codex, gemini, opencode, copilot, qwen, hermes, grok, agy, shell };
 
 export function isAgentName(name: string): name is AgentName {
-  return (AGENT_NAMES as readonly string[]).includes(name);
+  return isOneOf(AGENT_NAMES, name);
 }
 
 /** The adapter for `name`; an unknown agent is a usage error listing the known ones. */

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isRecord } from '../base/schema';
 import type { StoredConversation } from './adapter';
 
 /** Reads the first line of a file without reading all of it (codex's first line alone is ~25 KB). */
@@ -19,30 +20,10 @@ export function readFirstLine(file: string, maxBytes = 1 << 20): string | undefi
   }
 }
 
-/** The first `limit` lines of a file parsed as JSON (unparseable lines skipped). */
-export function readJsonLines(file: string, limit: number): Array<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  const out: Array<Record<string, unknown>> = [];
-  for (const line of text.split('\n').slice(0, limit)) {
-    try {
-      const v = JSON.parse(line) as unknown;
-      if (typeof v === 'object' && v !== null) out.push(v as Record<string, unknown>);
-    } catch {
-      // a partial or foreign line
-    }
-  }
-  return out;
-}
-
 export function readJson(file: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
+    const v: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return isRecord(v) ? v : undefined;
   } catch {
     return undefined;
   }

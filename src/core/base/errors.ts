@@ -28,6 +28,11 @@ export const ExitCode = {
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** A recorded exit status as an ExitCode, or `otherwise` when it is none of them (or none was recorded). */
+export function exitCodeOf(code: number | null | undefined, otherwise: ExitCode): ExitCode {
+  return Object.values(ExitCode).find((c) => c === code) ?? otherwise;
+}
+
 /** An error a user can act on. `message` is one line; `code` is a stable machine-readable name. */
 export class MamError extends Error {
   constructor(
@@ -81,5 +86,10 @@ export function errorMessage(err: unknown): string {
 }
 
 export function isErrnoException(err: unknown, code?: string): err is NodeJS.ErrnoException {
-  return err instanceof Error && 'code' in err && (code === undefined || (err as NodeJS.ErrnoException).code === code);
+  return err instanceof Error && 'code' in err && (code === undefined || err.code === code);
+}
+
+/** The `code` an error carries (Node's 'ENOENT', MQTT's reason numbers …), whatever threw it. */
+export function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
 }

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { errorCode } from './errors';
 
 export interface ExecOptions {
   cwd?: string;
@@ -60,5 +61,5 @@ export function notStarted(file: string, cwd: string | undefined): Error {
 }
 
 function isEnoent(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
+  return errorCode(err) === 'ENOENT';
 }

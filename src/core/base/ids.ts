@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { UsageError } from './errors';
+import { printable } from './printable';
 
 /** Session and agent names: `[A-Za-z0-9._-]{1,64}` (SPEC §4). */
 export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -36,17 +37,5 @@ export function checkId(id: string, what: 'job' | 'loop' = 'job'): void {
   if (typeof id !== 'string' || !JOB_ID_PATTERN.test(id)) throw new UsageError(`'${printable(String(id))}' is not a ${what} ID`, `bad_${what}_id`);
 }
 
-/**
- * Text from outside (an agent's --detail, a payload, a file name) as one line that is safe to show:
- * every control character — newlines, escape sequences, C1 controls — rendered visibly (`\x1b`),
- * never obeyed, so it cannot move a terminal's cursor, set its title, or forge a line of its own.
- */
-export function printable(text: string, max = 80): string {
-  const shown = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-  return shown.length > max ? `${shown.slice(0, max)}…` : shown;
-}
-
-/** Multi-line text from outside (a pane's screen, a report) for a terminal: control characters other than newline and tab removed. */
-export function printableLines(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
-}
+// Kept in a file of their own, free of Node's APIs, so the report webview and the schema kit can use them too.
+export { printable, printableLines } from './printable';

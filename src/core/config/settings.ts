@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError } from '../base/errors';
+import { ConfigError, errorMessage } from '../base/errors';
 import { printable } from '../base/ids';
 import { parseEnvFile } from './envFile';
 import { AGENT_NAMES, type AgentName } from '../agents/adapter';
@@ -131,7 +131,7 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
       try {
         return spec.parse(raw);
       } catch (err) {
-        throw new ConfigError(`${name} ${where}: ${(err as Error).message}`);
+        throw new ConfigError(`${name} ${where}: ${errorMessage(err)}`);
       }
     };
     if (flag !== undefined) {
@@ -171,7 +171,7 @@ export function resolveConfig(input: ResolveConfigInput): ResolvedConfig {
       try {
         override[field] = splitWords(raw);
       } catch (err) {
-        throw new ConfigError(`${variable} ${where}: ${(err as Error).message}`);
+        throw new ConfigError(`${variable} ${where}: ${errorMessage(err)}`);
       }
       if (field === 'program' && override.program!.length === 0) throw new ConfigError(`${variable} ${where}: names no program`);
     }

@@ -10,6 +10,7 @@ import { envTemplate, legacySettings } from './envTemplate';
 import { appendExclude, excludeFileOf, gitIgnores, removeExclude } from './gitExclude';
 import { readManifest, sha256, writeManifest, type ManifestEntry } from './manifest';
 import { mamSkills, skillFiles, SKILL_ROOTS } from './skills';
+import { isErrnoException } from '../base/errors';
 
 export type InitMode = 'install' | 'update' | 'remove';
 
@@ -251,7 +252,7 @@ function removeEmptyDirs(workspace: string, entries: readonly ManifestEntry[]): 
       fs.rmdirSync(path.join(workspace, d.path));
       gone.add(d);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') gone.add(d);
+      if (isErrnoException(err, 'ENOENT')) gone.add(d);
     }
   }
   return entries.filter((e) => !gone.has(e));
@@ -282,7 +283,7 @@ function readText(file: string): string | undefined {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isErrnoException(err, 'ENOENT')) return undefined;
     throw err;
   }
 }

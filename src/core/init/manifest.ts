@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { bool, list, lit, obj, parse, str, variant, type Schema } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 
 /**
@@ -25,6 +26,21 @@ export type ManifestEntry =
   /** Lines appended to git's info/exclude (an absolute path: a worktree's lies outside the workspace). */
   | { kind: 'exclude'; file: string; text: string };
 
+const text = str();
+const manifestSchema: Schema<InitManifest> = obj({
+  version: lit(1),
+  cli: text,
+  updated_at: text,
+  entries: list(
+    variant('kind', {
+      file: obj({ kind: lit('file'), path: text, sha256: text }),
+      section: obj({ kind: lit('section'), path: text, sha256: text, separator: text, created_file: bool() }),
+      dir: obj({ kind: lit('dir'), path: text }),
+      exclude: obj({ kind: lit('exclude'), file: text, text }),
+    }),
+  ),
+});
+
 export function manifestFile(workspace: string): string {
   return path.join(workspace, '.mam', 'init.json');
 }
@@ -34,9 +50,7 @@ export function readManifest(workspace: string): { manifest: InitManifest | unde
   const bytes = readIfExists(manifestFile(workspace));
   if (!bytes) return { manifest: undefined, unreadable: false };
   try {
-    const parsed = JSON.parse(bytes.toString('utf8')) as InitManifest;
-    if (parsed?.version !== 1 || !Array.isArray(parsed.entries)) throw new Error('not a manifest');
-    return { manifest: parsed, unreadable: false };
+    return { manifest: parse(manifestSchema, JSON.parse(bytes.toString('utf8'))), unreadable: false };
   } catch {
     return { manifest: undefined, unreadable: true };
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ExitCode, UsageError } from '../base/errors';
+import { ExitCode, UsageError, errorMessage } from '../base/errors';
 import { newJobId } from '../base/ids';
 import { writeFileAtomic } from '../store/atomicFile';
 import { newJobRecord } from '../store/newJobRecord';
@@ -42,7 +42,7 @@ export async function submitDiscussion(engine: JobEngine, req: CompositeRequest)
   try {
     result = await runDiscussion(engine, parent, req, task, child);
   } catch (err) {
-    await engine.ledger.transition(parent.id, 'failed', 'error', { when: (j) => !isTerminal(j.state), note: (err as Error).message });
+    await engine.ledger.transition(parent.id, 'failed', 'error', { when: (j) => !isTerminal(j.state), note: errorMessage(err) });
     throw err;
   }
   await moveParent(engine, parent.id, 'started');

@@ -3,7 +3,7 @@ import { exec, ProgramNotFoundError } from '../base/exec';
 import { UsageError } from '../base/errors';
 import { splitWords } from '../base/shellWords';
 import type { JobEngine } from './jobEngine';
-import { isTerminal, type JobRecord } from '../store/jobSchema';
+import { isTerminal, type JobRecord, type VerifyResult } from '../store/jobSchema';
 import { REASONS } from './lifecycle';
 
 /**
@@ -19,14 +19,7 @@ export async function cancelJob(engine: JobEngine, jobId: string): Promise<{ job
   return { job, changed: true };
 }
 
-export interface VerifyResult {
-  job_id: string;
-  command: string[];
-  exit_code: number;
-  passed: boolean;
-  at: string;
-  output_tail: string;
-}
+export type { VerifyResult };
 
 /**
  * Runs a validation command (split into words, no shell) in the job's folder, with the job's ID,

@@ -9,6 +9,7 @@ import { isAlive } from '../base/process';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { readJobToken } from '../store/jobToken';
 import type { JobLedger } from './jobLedger';
+import { errorMessage } from '../base/errors';
 
 /** How long after its last event a job's outbox is still checked for events that did not arrive. */
 const ACTIVE_MS = 10 * 60_000;
@@ -47,7 +48,7 @@ export class JobBus extends DisposableBase {
     super();
     const onMessage = (topic: string, payload: Buffer): void => {
       // One message at a time: the ledger takes file locks, and order matters for seq.
-      this.queue = this.queue.then(() => this.handle(topic, payload)).catch((err: unknown) => this.logger.error(`subscriber: ${(err as Error).message}`));
+      this.queue = this.queue.then(() => this.handle(topic, payload)).catch((err: unknown) => this.logger.error(`subscriber: ${errorMessage(err)}`));
     };
     client.on('message', onMessage);
     this._register(toDisposable(() => client.removeListener('message', onMessage)));
@@ -111,7 +112,7 @@ export class JobBus extends DisposableBase {
 
   private reject(topic: string, jobId: string | undefined, err: unknown): void {
     if (!(err instanceof RejectedMessage)) {
-      this.logger.error(`subscriber: unexpected failure on ${topic}: ${(err as Error).message}`);
+      this.logger.error(`subscriber: unexpected failure on ${topic}: ${errorMessage(err)}`);
       return;
     }
     this.logger.warn(`dropped a message on ${topic}: ${err.reason}: ${err.message}`);
@@ -162,7 +163,7 @@ export class JobBus extends DisposableBase {
     try {
       await this.client.publishAsync(topics.state(this.workspaceId, jobId), JSON.stringify(payload), { qos: 1, retain: true });
     } catch (err) {
-      this.logger.debug(`retained state of ${jobId} not published: ${(err as Error).message}`);
+      this.logger.debug(`retained state of ${jobId} not published: ${errorMessage(err)}`);
     }
   }
 

@@ -15,6 +15,7 @@ import { watchUsage } from './jobUsage';
 import { keepPaneText } from './paneText';
 import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
+import { errorMessage } from '../base/errors';
 
 export interface JobEngineDeps {
   controlPlane: ControlPlane;
@@ -80,7 +81,7 @@ export class JobEngine extends DisposableBase {
     // the publisher), and nothing else would tell us that the last events of a job are missing.
     this.drainTimer = setInterval(() => {
       if (!client.connected) void this.drain();
-      else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${(err as Error).message}`));
+      else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${errorMessage(err)}`));
     }, 1000);
     this.drainTimer.unref?.();
     this._register(toDisposable(() => clearInterval(this.drainTimer)));
@@ -135,7 +136,7 @@ export class JobEngine extends DisposableBase {
     try {
       await this.bus.drainOutboxes();
     } catch (err) {
-      this.deps.logger.warn(`outbox drain: ${(err as Error).message}`);
+      this.deps.logger.warn(`outbox drain: ${errorMessage(err)}`);
     } finally {
       this.draining = false;
     }

@@ -8,9 +8,10 @@ import { JobOutbox } from '../messaging/outbox';
 import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { AuditEntry } from '../store/auditLog';
-import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
+import { isTerminal, JOB_STATES, type JobRecord, type JobState } from '../store/jobSchema';
 import { readJobToken, writeJobToken } from '../store/jobToken';
 import { canTransition, effectOf } from './lifecycle';
+import { errorMessage } from '../base/errors';
 
 export interface JobChange {
   job: JobRecord;
@@ -27,6 +28,9 @@ export type ApplyOutcome =
   /** Already applied (another subscriber, or a redelivery): dropped quietly. */
   | { status: 'duplicate' }
   | { status: 'rejected'; reason: RejectedMessage['reason']; message: string };
+
+/** What applyEvent answers unless the locked step below says otherwise (typed wide: that step reassigns it). */
+const DUPLICATE: ApplyOutcome = { status: 'duplicate' };
 
 /**
  * The one place a job's state changes: its record, its audit log and status.json move together
@@ -126,7 +130,7 @@ export class JobLedger extends DisposableBase {
    * still count. The audit log says when an event came from an outbox rather than the broker.
    */
   async applyEvent(payload: EventPayload, source: 'broker' | 'disk' = 'broker'): Promise<ApplyOutcome> {
-    let outcome: ApplyOutcome = { status: 'duplicate' };
+    let outcome = DUPLICATE;
     let change: JobChange | undefined;
     const jobs = this.controlPlane.jobs;
     if (!fs.existsSync(this.controlPlane.paths.jobFile(payload.job_id))) {
@@ -185,7 +189,7 @@ export class JobLedger extends DisposableBase {
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
     });
-    const result = outcome as ApplyOutcome; // assigned inside the locked callback
+    const result = outcome;
     if (result.status === 'applied') {
       await this.afterChange(change);
       this.applied.fire({ job: result.job, payload, late: result.late });
@@ -229,7 +233,8 @@ export class JobLedger extends DisposableBase {
   observe(jobId: string): void {
     const job = this.controlPlane.jobs.get(jobId);
     if (!job || this.known.get(jobId) === fingerprint(job)) return;
-    const previous = (this.known.get(jobId)?.split('|')[0] as JobState | undefined) ?? null;
+    const before = this.known.get(jobId)?.split('|')[0];
+    const previous = JOB_STATES.find((state) => state === before) ?? null;
     this.known.set(jobId, fingerprint(job));
     this.changed.fire({ job, previous });
   }
@@ -254,7 +259,7 @@ export class JobLedger extends DisposableBase {
         if (row?.current_job === job.id) tx.update(name, { current_job: null });
       });
     } catch (err) {
-      this.logger.warn(`job ${job.id}: could not release session '${name}': ${(err as Error).message}`);
+      this.logger.warn(`job ${job.id}: could not release session '${name}': ${errorMessage(err)}`);
     }
   }
 

@@ -5,6 +5,7 @@ import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { isMeasured, type JobUsage } from '../store/jobUsageSchema';
 import { measureJobUsage } from '../usage/measure';
 import type { JobEngine } from './jobEngine';
+import { errorMessage } from '../base/errors';
 
 /** A job that ended this long ago takes its last reading as final: its agent has long stopped writing for it. */
 const SETTLE_WITHIN_MS = 24 * 3600_000;
@@ -28,7 +29,7 @@ export async function recordUsage(engine: JobEngine, job: JobRecord, now = new D
     if (old && !usage.final) usage = { ...usage, final: true };
     return (await engine.ledger.patchIf(job.id, { usage }, (j) => replaces(j.usage, usage))) ?? controlPlane.jobs.get(job.id) ?? job;
   } catch (err) {
-    logger.warn(`job ${job.id}: could not read its usage: ${(err as Error).message}`);
+    logger.warn(`job ${job.id}: could not read its usage: ${errorMessage(err)}`);
     return job;
   }
 }
@@ -46,8 +47,8 @@ function endedAt(engine: JobEngine, job: JobRecord): string | null {
 /** `endedAt` from the job's audit entries: the ending event's `ts`, unless missing or later than `finished_at`. */
 export function endedAsSent(job: Pick<JobRecord, 'finished_at'>, entries: readonly AuditEntry[]): string | null {
   if (!job.finished_at) return null;
-  const ending = entries.find((e) => e.type === 'event' && TERMINAL_EVENTS.has(e.event) && typeof e.ts === 'string');
-  const sent = ending ? Date.parse(ending.ts as string) : NaN;
+  const ts = entries.find((e) => e.type === 'event' && TERMINAL_EVENTS.has(e.event) && typeof e.ts === 'string')?.ts;
+  const sent = typeof ts === 'string' ? Date.parse(ts) : NaN;
   return Number.isNaN(sent) || sent > Date.parse(job.finished_at) ? job.finished_at : new Date(sent).toISOString();
 }
 

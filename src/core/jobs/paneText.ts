@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
 import type { JobRecord } from '../store/jobSchema';
 import type { JobEngine } from './jobEngine';
+import { errorMessage } from '../base/errors';
 
 /** A job's pane text keeps at most this many of its last lines. */
 export const PANE_TEXT_LINES = 5000;
@@ -47,7 +48,7 @@ export async function savePaneText(engine: JobEngine, job: JobRecord): Promise<s
     writeFileAtomic(file, text);
     return file;
   } catch (err) {
-    engine.deps.logger.debug(`job ${job.id}: its pane text was not kept: ${(err as Error).message}`);
+    engine.deps.logger.debug(`job ${job.id}: its pane text was not kept: ${errorMessage(err)}`);
     return undefined;
   }
 }

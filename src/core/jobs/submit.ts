@@ -11,7 +11,8 @@ import { newJobRecord } from '../store/newJobRecord';
 import { writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
 import { parseTarget } from './targetAddress';
-import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers, type JobType } from '../store/jobSchema';
+import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers } from '../store/jobSchema';
+import { isOneOf } from '../base/schema';
 import { REASONS } from './lifecycle';
 import { clampTitle, titleFromTask } from './title';
 
@@ -70,9 +71,9 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   const address = parseTarget(req.session);
   const task = taskOf(req);
   const title = titleOf(req, task);
-  const type = (req.type ?? 'direct') as JobType;
+  const type = req.type ?? 'direct';
   const role = roleOf(req.role);
-  if (!JOB_TYPES.includes(type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
+  if (!isOneOf(JOB_TYPES, type)) throw new UsageError(`--type must be one of ${JOB_TYPES.join(', ')}`);
   if (req.parentJob !== undefined && !controlPlane.jobs.get(req.parentJob)) throw new UsageError(`unknown parent job '${printable(req.parentJob, 60)}'`);
   for (const [flag, v] of [['--timeout', req.timeoutS], ['--idle-timeout', req.idleTimeoutS], ['--start-timeout', req.startTimeoutS], ['--heartbeat', req.heartbeatS]] as const) {
     if (v !== undefined && !(v > 0)) throw new UsageError(`${flag} must be more than 0 seconds`);

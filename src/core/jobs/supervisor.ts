@@ -11,6 +11,7 @@ import { isAlive } from '../base/process';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
 import type { JobLedger } from './jobLedger';
 import { REASONS } from './lifecycle';
+import { errorMessage } from '../base/errors';
 
 export interface SupervisorOptions {
   controlPlane: ControlPlane;
@@ -151,20 +152,19 @@ export class JobSupervisor extends DisposableBase {
   /** Fails at once any watched job whose agent's pane has gone, instead of waiting out K×N. */
   private async checkPanes(): Promise<void> {
     const open = [...this.timers.keys()].map((id) => this.options.controlPlane.jobs.get(id)).filter((j): j is JobRecord => !!j && !isTerminal(j.state) && this.inScope(j));
-    const byServer = new Map<string, JobRecord[]>();
+    const byServer = new Map<string, { mux: 'tmux' | 'herdr'; server: string; jobs: JobRecord[] }>();
     for (const job of open) {
       const t = job.target;
       if (t?.kind !== 'local' || !t.pane || !t.mux || !t.server || (job.state !== 'dispatched' && job.state !== 'started')) continue;
       const key = `${t.mux}\u0000${t.server}`;
-      byServer.set(key, [...(byServer.get(key) ?? []), job]);
+      byServer.set(key, { mux: t.mux, server: t.server, jobs: [...(byServer.get(key)?.jobs ?? []), job] });
     }
-    for (const [key, jobs] of byServer) {
-      const [mux, server] = key.split('\u0000') as ['tmux' | 'herdr', string];
+    for (const { mux, server, jobs } of byServer.values()) {
       let panes;
       try {
         panes = await this.options.muxFactory(mux, server).listPanes();
       } catch (err) {
-        this.options.logger.debug(`pane check on ${server}: ${(err as Error).message}`);
+        this.options.logger.debug(`pane check on ${server}: ${errorMessage(err)}`);
         continue;
       }
       for (const job of jobs) {

@@ -30,7 +30,8 @@ export function parseTarget(target: string): TargetAddress {
   };
   check(name!, m[1] === 'remote' ? 'runner name' : m[1] === 'human' ? "person's name" : 'session name');
   if (m[1] === 'human') return { kind: 'human', name: name! };
-  if (m[1] !== 'remote') return { kind: 'local', ...(m[1] ? { mux: m[1] as 'tmux' | 'herdr' } : {}), name: name! };
+  const mux = m[1];
+  if (mux !== 'remote') return { kind: 'local', ...(mux === 'tmux' || mux === 'herdr' ? { mux } : {}), name: name! };
   if (extra.length > 0) throw new UsageError(`--session ${printable(target, 60)}: use remote:RUNNER or remote:RUNNER/SESSION`);
   if (session !== undefined) check(session, 'session name');
   return { kind: 'remote', name: name!, ...(session !== undefined ? { session } : {}) };

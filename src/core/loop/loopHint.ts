@@ -1,13 +1,16 @@
+import { custom, obj, oneOf, parse, str, type Infer } from '../base/schema';
+
 /**
  * The loop's note at the end of each loop job's task: an HTML comment naming the loop, the step
  * and the round. Agents ignore it; scripted agents (the demo's, the tests') act on it, and the
  * jobs view shows a loop job under its loop. Written and read here, so the two stay in step.
  */
-export interface LoopHint {
-  loop: string;
-  step: 'plan' | 'challenge' | 'revise' | 'implement' | 'review' | 'fix';
-  round: number | null;
-}
+const loopHint = obj({
+  loop: str(),
+  step: oneOf(['plan', 'challenge', 'revise', 'implement', 'review', 'fix']),
+  round: custom((v) => (typeof v === 'number' ? v : null)),
+});
+export type LoopHint = Infer<typeof loopHint>;
 
 export function loopHintComment(hint: { loop: string; step: string; round: number | null }): string {
   return `<!-- mam-loop: ${JSON.stringify({ loop: hint.loop, step: hint.step, round: hint.round })} -->`;
@@ -18,9 +21,7 @@ export function parseLoopHint(text: string): LoopHint | null {
   const m = /<!-- mam-loop: (\{.*?\}) -->/.exec(text);
   if (!m) return null;
   try {
-    const hint = JSON.parse(m[1]!) as Partial<LoopHint>;
-    if (typeof hint.loop !== 'string' || typeof hint.step !== 'string') return null;
-    return { loop: hint.loop, step: hint.step, round: typeof hint.round === 'number' ? hint.round : null };
+    return parse(loopHint, JSON.parse(m[1]!));
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import { systemClock, type Clock } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
-import { ExitCode, LockTimeoutError, UsageError } from '../base/errors';
+import { ExitCode, LockTimeoutError, UsageError, errorMessage, exitCodeOf } from '../base/errors';
 import { newJobId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { agrees, moveParent, outcomeText, type CompositeRequest } from '../jobs/compositeJobs';
@@ -79,7 +79,7 @@ export class LoopRunner extends DisposableBase {
     const release = await this.lockFor(state);
     try {
       const ended = await this.run(state, 'starting');
-      return { job: this.engine.deps.controlPlane.jobs.require(state.job!.id), exitCode: (ended.exit_code ?? ExitCode.failed) as ExitCode };
+      return { job: this.engine.deps.controlPlane.jobs.require(state.job!.id), exitCode: exitCodeOf(ended.exit_code, ExitCode.failed) };
     } finally {
       release();
     }
@@ -156,7 +156,7 @@ export class LoopRunner extends DisposableBase {
         }
       }
     } catch (err) {
-      await this.end(state, 'failed', (err as Error).message, ExitCode.failed);
+      await this.end(state, 'failed', errorMessage(err), ExitCode.failed);
       throw err;
     }
   }

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
-import { checkId, printable } from '../base/ids';
+import { checkId } from '../base/ids';
+import { bool, int, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
 import { LOOP_STATUSES, ROUND_STATUSES, type LoopStatus, type RoundStatus } from './loopLifecycle';
@@ -133,7 +134,7 @@ export class LoopStore {
     try {
       raw = JSON.parse(bytes.toString('utf8'));
     } catch (err) {
-      throw new ValidationError(`${file}: not JSON (${(err as Error).message}); fix or remove the file`);
+      throw new ValidationError(`${file}: not JSON (${errorMessage(err)}); fix or remove the file`);
     }
     return validateLoopState(raw, file);
   }
@@ -165,90 +166,69 @@ export class LoopStore {
   }
 }
 
+const text = str();
+const count = int({ min: 0, why: 'must be a whole number' });
+const seconds = optional(num({ min: 0, why: 'must be a number of seconds' }));
+const STEP_KINDS: readonly LoopStep['kind'][] = ['plan', 'challenge', 'revise', 'implement', 'review', 'fix'];
+const VERDICTS: readonly Verdict[] = ['PASS', 'NOT PASS'];
+
+const stepSchema: Schema<LoopStep> = obj({
+  key: text,
+  kind: oneOf(STEP_KINDS),
+  session: text,
+  job_id: text,
+  round: nullable(count),
+  status: oneOf(['planned', 'done']),
+  job_state: optional(text),
+  job_reason: optional(nullable(text)),
+  text: optional(text),
+  report: optional(nullable(text)),
+});
+
+const roundSchema: Schema<LoopRound> = obj({
+  n: count,
+  identity: obj({ base: text, head: text, tree: text }),
+  status: oneOf(ROUND_STATUSES),
+  reviews: list(obj({ reviewer: text, step: text, job_id: text, verdict: optional(oneOf(VERDICTS)), report: optional(text) }), { why: 'must be an array' }),
+  rebut: optional(text),
+  children: optional(list(obj({ id: text, state: text, session: text }), { why: 'must be an array' })),
+  changed_during_review: optional(list(text, { why: 'must list paths' })),
+  started_at: text,
+  finished_at: optional(text),
+});
+
+const loopStateSchema: Schema<LoopState> = obj({
+  id: text,
+  task: text,
+  creator: text,
+  checkout: text,
+  base: text,
+  created_at: text,
+  updated_at: text,
+  title: optional(text),
+  reports_dir: optional(text),
+  planner: nullable(text),
+  reason: nullable(text),
+  plan: nullable(text),
+  plan_talk: count,
+  max_rebut: count,
+  rebuts_used: count,
+  max_loop: int({ min: 1, why: 'must be a whole number ≥ 1' }),
+  review_only: bool(),
+  status: oneOf(LOOP_STATUSES),
+  exit_code: nullable(int(), { why: 'must be a whole number or null' }),
+  reviewers: list(text, { min: 1, why: 'must name at least one session' }),
+  owner: nullable(obj({ pid: int({ why: 'must be a process ID' }), host: text })),
+  job: optional(obj({ id: text, timeout_s: seconds, idle_timeout_s: seconds, start_timeout_s: seconds, heartbeat_s: seconds })),
+  steps: list(stepSchema, { why: 'must be an array' }),
+  rounds: list(roundSchema, { why: 'must be an array' }),
+});
+
 /**
  * A loop's state as read from disk, checked before anything trusts it: a file that is corrupt or
  * was edited by hand gives one error naming the file and the field, never a crash deep inside
  * the runner. Fields older loops lack (title, reports_dir, job) may be missing.
  */
 export function validateLoopState(raw: unknown, where = 'loop state'): LoopState {
-  const fail = (field: string, why: string): never => {
-    throw new ValidationError(`${where}: ${field} ${why}; fix or remove the file`);
-  };
-  const object = (v: unknown, field: string): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : fail(field, 'must be an object'));
-  const string = (o: Record<string, unknown>, f: string, at: string, optional = false): void => {
-    if (!(typeof o[f] === 'string' || (optional && o[f] === undefined))) fail(`${at}${f}`, 'must be a string');
-  };
-  const nullableString = (o: Record<string, unknown>, f: string, at: string, optional = false): void => {
-    if (!(typeof o[f] === 'string' || o[f] === null || (optional && o[f] === undefined))) fail(`${at}${f}`, 'must be a string or null');
-  };
-  const count = (o: Record<string, unknown>, f: string, at: string, optional = false): void => {
-    if (!((Number.isInteger(o[f]) && (o[f] as number) >= 0) || (optional && o[f] === undefined))) fail(`${at}${f}`, 'must be a whole number');
-  };
-  const oneOf = (o: Record<string, unknown>, f: string, at: string, values: readonly unknown[]): void => {
-    if (!values.includes(o[f])) fail(`${at}${f}`, `must be one of ${values.join(', ')} (got '${printable(String(o[f]), 40)}')`);
-  };
-  const array = (v: unknown, field: string): unknown[] => (Array.isArray(v) ? v : fail(field, 'must be an array'));
-
-  const s = object(raw, 'the loop state');
-  for (const f of ['id', 'task', 'creator', 'checkout', 'base', 'created_at', 'updated_at']) string(s, f, '');
-  for (const f of ['title', 'reports_dir']) string(s, f, '', true);
-  for (const f of ['planner', 'reason', 'plan']) nullableString(s, f, '');
-  for (const f of ['plan_talk', 'max_rebut', 'rebuts_used']) count(s, f, '');
-  if (!(Number.isInteger(s.max_loop) && (s.max_loop as number) >= 1)) fail('max_loop', 'must be a whole number ≥ 1');
-  if (typeof s.review_only !== 'boolean') fail('review_only', 'must be true or false');
-  oneOf(s, 'status', '', LOOP_STATUSES);
-  if (s.exit_code !== null && !Number.isInteger(s.exit_code)) fail('exit_code', 'must be a whole number or null');
-  const reviewers = array(s.reviewers, 'reviewers');
-  if (reviewers.length === 0 || reviewers.some((r) => typeof r !== 'string')) fail('reviewers', 'must name at least one session');
-  if (s.owner !== null) {
-    const owner = object(s.owner, 'owner');
-    if (!Number.isInteger(owner.pid)) fail('owner.pid', 'must be a process ID');
-    string(owner, 'host', 'owner.');
-  }
-  if (s.job !== undefined) {
-    const job = object(s.job, 'job');
-    string(job, 'id', 'job.');
-    for (const f of ['timeout_s', 'idle_timeout_s', 'start_timeout_s', 'heartbeat_s']) {
-      if (job[f] !== undefined && !(typeof job[f] === 'number' && (job[f] as number) >= 0)) fail(`job.${f}`, 'must be a number of seconds');
-    }
-  }
-  array(s.steps, 'steps').forEach((raw, i) => {
-    const at = `steps[${i}].`;
-    const step = object(raw, `steps[${i}]`);
-    for (const f of ['key', 'session', 'job_id']) string(step, f, at);
-    oneOf(step, 'kind', at, STEP_KINDS);
-    oneOf(step, 'status', at, ['planned', 'done']);
-    if (step.round !== null) count(step, 'round', at);
-    string(step, 'job_state', at, true);
-    string(step, 'text', at, true);
-    nullableString(step, 'job_reason', at, true);
-    nullableString(step, 'report', at, true);
-  });
-  array(s.rounds, 'rounds').forEach((raw, i) => {
-    const at = `rounds[${i}].`;
-    const round = object(raw, `rounds[${i}]`);
-    count(round, 'n', at);
-    oneOf(round, 'status', at, ROUND_STATUSES);
-    const identity = object(round.identity, `${at}identity`);
-    for (const f of ['base', 'head', 'tree']) string(identity, f, `${at}identity.`);
-    string(round, 'started_at', at);
-    string(round, 'finished_at', at, true);
-    string(round, 'rebut', at, true);
-    if (round.children !== undefined) {
-      array(round.children, `${at}children`).forEach((raw, j) => {
-        const child = object(raw, `${at}children[${j}]`);
-        for (const f of ['id', 'state', 'session']) string(child, f, `${at}children[${j}].`);
-      });
-    }
-    if (round.changed_during_review !== undefined && array(round.changed_during_review, `${at}changed_during_review`).some((p) => typeof p !== 'string')) fail(`${at}changed_during_review`, 'must list paths');
-    array(round.reviews, `${at}reviews`).forEach((raw, j) => {
-      const review = object(raw, `${at}reviews[${j}]`);
-      for (const f of ['reviewer', 'step', 'job_id']) string(review, f, `${at}reviews[${j}].`);
-      if (review.verdict !== undefined) oneOf(review, 'verdict', `${at}reviews[${j}].`, ['PASS', 'NOT PASS']);
-      string(review, 'report', `${at}reviews[${j}].`, true);
-    });
-  });
-  return s as unknown as LoopState;
+  return parse(loopStateSchema, raw, (problem) => new ValidationError(`${where}: ${problem}; fix or remove the file`), 'the loop state');
 }
-
-const STEP_KINDS: readonly LoopStep['kind'][] = ['plan', 'challenge', 'revise', 'implement', 'review', 'fix'];

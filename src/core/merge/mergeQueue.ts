@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
 import { printable } from '../base/ids';
+import { bool, custom, list, lit, nullable, obj, oneOf, optional, parse, refine, reject, str, type Schema } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
 import type { ControlPlanePaths } from '../store/paths';
@@ -152,45 +153,47 @@ export class MergeQueueStore {
   }
 }
 
+const text = str();
+const textOrNull = nullable(text);
+const strings = list(text, { why: 'must be a list of strings' });
+
+const entrySchema: Schema<MergeEntry> = obj({
+  id: refine(text, (id) => (ENTRY_ID_PATTERN.test(id) ? undefined : `is not an entry ID (got '${printable(id, 40)}')`)),
+  branch: text,
+  worktree: textOrNull,
+  into: text,
+  validate: refine(nullable(strings, { why: 'must be a list of strings' }), (argv) => (argv?.length === 0 ? 'must name a program (or be null)' : undefined)),
+  creator: text,
+  reviewers: strings,
+  reviewed: obj({ loop: text, base: text, head: text, tree: text }),
+  state: oneOf(ENTRY_STATES, `must be one of ${ENTRY_STATES.join(', ')}`),
+  step: nullable(oneOf(STEPS), { why: `must be null or one of ${STEPS.join(', ')}` }),
+  reason: textOrNull,
+  job_id: textOrNull,
+  job_prompt: optional(textOrNull),
+  attempt: nullable(
+    obj({ target: text, tip: text, result: textOrNull, result_tree: textOrNull, validated: bool(), review_loop: textOrNull, reviewed: bool() }),
+    { why: 'must be an object or null' },
+  ),
+  landed_commit: textOrNull,
+  created_at: text,
+  updated_at: text,
+  landed_at: textOrNull,
+});
+
+const queueSchema: Schema<MergeQueueFile> = obj(
+  {
+    version: lit(1),
+    entries: custom((v, at) => {
+      const entries = list(entrySchema).read(v, at);
+      entries.forEach((e, i) => entries.findIndex((f) => f.id === e.id) < i && reject(`${at}[${i}].id`, 'appears twice'));
+      return entries;
+    }),
+  },
+  { why: 'must hold an object' },
+);
+
 /** The queue as read from disk, checked field by field before anything trusts it. */
 export function validateQueue(raw: unknown, where = 'merge queue'): MergeQueueFile {
-  const fail = (field: string, why: string): never => {
-    throw new ValidationError(`${where}: ${field} ${why}; fix or remove the file`);
-  };
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  const str = (o: Record<string, unknown>, f: string, at: string): void => void (typeof o[f] === 'string' || fail(`${at}${f}`, 'must be a string'));
-  const strOrNull = (o: Record<string, unknown>, f: string, at: string): void => void (typeof o[f] === 'string' || o[f] === null || fail(`${at}${f}`, 'must be a string or null'));
-  const strings = (v: unknown, at: string): void => void ((Array.isArray(v) && v.every((x) => typeof x === 'string')) || fail(at, 'must be a list of strings'));
-  if (!isObject(raw)) fail('the file', 'must hold an object');
-  const file = raw as Record<string, unknown>;
-  if (file.version !== 1) fail('version', 'must be 1');
-  if (!Array.isArray(file.entries)) fail('entries', 'must be a list');
-  const ids = new Set<string>();
-  (file.entries as unknown[]).forEach((e, i) => {
-    const at = `entries[${i}].`;
-    if (!isObject(e)) fail(`entries[${i}]`, 'must be an object');
-    const entry = e as Record<string, unknown>;
-    str(entry, 'id', at);
-    if (!ENTRY_ID_PATTERN.test(entry.id as string)) fail(`${at}id`, `is not an entry ID (got '${printable(String(entry.id), 40)}')`);
-    if (ids.has(entry.id as string)) fail(`${at}id`, 'appears twice');
-    ids.add(entry.id as string);
-    for (const f of ['branch', 'into', 'creator', 'created_at', 'updated_at']) str(entry, f, at);
-    for (const f of ['worktree', 'reason', 'job_id', 'landed_commit', 'landed_at']) strOrNull(entry, f, at);
-    if (entry.job_prompt !== undefined) strOrNull(entry, 'job_prompt', at);
-    if (entry.validate !== null) strings(entry.validate, `${at}validate`);
-    if (Array.isArray(entry.validate) && entry.validate.length === 0) fail(`${at}validate`, 'must name a program (or be null)');
-    strings(entry.reviewers, `${at}reviewers`);
-    if (!ENTRY_STATES.includes(entry.state as EntryState)) fail(`${at}state`, `must be one of ${ENTRY_STATES.join(', ')}`);
-    if (entry.step !== null && !STEPS.includes(entry.step as Step)) fail(`${at}step`, `must be null or one of ${STEPS.join(', ')}`);
-    if (!isObject(entry.reviewed)) fail(`${at}reviewed`, 'must be an object');
-    for (const f of ['loop', 'base', 'head', 'tree']) str(entry.reviewed as Record<string, unknown>, f, `${at}reviewed.`);
-    if (entry.attempt !== null) {
-      if (!isObject(entry.attempt)) fail(`${at}attempt`, 'must be an object or null');
-      const a = entry.attempt as Record<string, unknown>;
-      for (const f of ['target', 'tip']) str(a, f, `${at}attempt.`);
-      for (const f of ['result', 'result_tree', 'review_loop']) strOrNull(a, f, `${at}attempt.`);
-      for (const f of ['validated', 'reviewed']) if (typeof a[f] !== 'boolean') fail(`${at}attempt.${f}`, 'must be true or false');
-    }
-  });
-  return raw as unknown as MergeQueueFile;
+  return parse(queueSchema, raw, (problem) => new ValidationError(`${where}: ${problem}; fix or remove the file`), 'the file');
 }

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CorruptStoreError, ExitCode, MamError, isErrnoException } from '../base/errors';
+import { int, lit, nullable, obj, parse, str, type Schema } from '../base/schema';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
 
@@ -74,23 +75,18 @@ export function readBrokerRecord(paths: ControlPlanePaths): BrokerRecord | undef
   } catch {
     throw new CorruptStoreError(`${paths.brokerFile} is not valid JSON; 'mam broker start' replaces it`);
   }
-  const problem = recordProblem(parsed);
-  if (problem) throw new CorruptStoreError(`${paths.brokerFile}: ${problem}; 'mam broker start' replaces it`);
-  return parsed as BrokerRecord;
+  return parse(brokerRecordSchema, parsed, (problem) => new CorruptStoreError(`${paths.brokerFile}: ${problem}; 'mam broker start' replaces it`), 'the record');
 }
 
-function recordProblem(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return 'not an object';
-  const r = value as Record<string, unknown>;
-  if (r.version !== 1) return `unknown version ${JSON.stringify(r.version)}`;
-  if (r.host !== EMBEDDED_HOST) return `host must be ${EMBEDDED_HOST}`;
-  if (!Number.isInteger(r.port) || (r.port as number) < 0 || (r.port as number) > 65535) return 'port is not a port number';
-  if (typeof r.username !== 'string' || r.username === '') return 'username is missing';
-  if (typeof r.password !== 'string' || r.password === '') return 'password is missing';
-  if (r.pid !== null && (!Number.isInteger(r.pid) || (r.pid as number) <= 0)) return 'pid is not a process id';
-  if (r.started_at !== null && typeof r.started_at !== 'string') return 'started_at is not a time';
-  return undefined;
-}
+const brokerRecordSchema: Schema<BrokerRecord> = obj({
+  version: lit(1),
+  host: lit(EMBEDDED_HOST),
+  port: int({ min: 0, max: 65535, why: 'is not a port number' }),
+  username: str({ min: 1, why: 'is missing' }),
+  password: str({ min: 1, why: 'is missing' }),
+  pid: nullable(int({ min: 1 }), { why: 'is not a process id' }),
+  started_at: nullable(str(), { why: 'is not a time' }),
+});
 
 export function writeBrokerRecord(paths: ControlPlanePaths, record: BrokerRecord): void {
   paths.ensureDir();

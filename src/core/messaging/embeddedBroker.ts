@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CorruptStoreError, MamError, ExitCode, errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
+import { int, lazy, obj, parse } from '../base/schema';
 import { withLock } from '../store/lock';
 import { isAlive, sleep } from '../base/process';
 import type { ControlPlanePaths } from '../store/paths';
@@ -268,10 +269,13 @@ export function embeddedBrokerStatus(paths: ControlPlanePaths): EmbeddedBrokerSt
   return status;
 }
 
+/** `broker-stats.json`, which the daemon rewrites as clients come and go. */
+const brokerStats = /* @__PURE__ */ lazy(() => obj({ pid: int(), clients: int({ min: 0 }) }));
+
 function readClientCount(paths: ControlPlanePaths, pid: number): number | undefined {
   try {
-    const stats = JSON.parse(fs.readFileSync(brokerFiles(paths).stats, 'utf8')) as { pid?: unknown; clients?: unknown };
-    return stats.pid === pid && typeof stats.clients === 'number' ? stats.clients : undefined;
+    const stats = parse(brokerStats, JSON.parse(fs.readFileSync(brokerFiles(paths).stats, 'utf8')));
+    return stats.pid === pid ? stats.clients : undefined;
   } catch {
     return undefined;
   }

@@ -10,7 +10,7 @@ import * as tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import type MqttClient from 'mqtt/lib/client';
 import type { IClientOptions } from 'mqtt/lib/client';
-import { errorMessage } from '../base/errors';
+import { errorCode, errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
 import { BrokerUnusableError, describeEndpoint, type BrokerEndpoint } from './brokerRecord';
 
@@ -129,7 +129,7 @@ function openSocket(endpoint: BrokerEndpoint, ca: Buffer | undefined): net.Socke
 }
 
 function classify(err: Error, endpoint: BrokerEndpoint, where: string): BrokerUnusableError {
-  const code = (err as { code?: unknown }).code;
+  const code = errorCode(err);
   if (code === 4 || code === 5 || code === 134 || code === 135) {
     const fix = endpoint.embedded ? 'the embedded broker reads them from .mam/broker.json' : 'check MQTT_USERNAME and MQTT_PASSWORD';
     return new BrokerUnusableError(`the MQTT broker at ${where} refused the user name or password; ${fix}`, 'broker_credentials');

@@ -9,6 +9,7 @@ import * as tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import type { BrokerEndpoint } from './brokerRecord';
 import { connectPacket, DISCONNECT, readPackets } from './mqttWire';
+import { errorMessage } from '../base/errors';
 
 export type ProbeResult =
   | { ok: true }
@@ -34,7 +35,7 @@ export function probeBroker(endpoint: BrokerEndpoint, timeoutMs: number): Promis
         : net.createConnection({ host: endpoint.host, port: endpoint.port, noDelay: true });
     } catch (err) {
       clearTimeout(timer);
-      resolve({ ok: false, reason: 'unreachable', detail: (err as Error).message });
+      resolve({ ok: false, reason: 'unreachable', detail: errorMessage(err) });
       return;
     }
     socket.setNoDelay(true);
@@ -46,7 +47,7 @@ export function probeBroker(endpoint: BrokerEndpoint, timeoutMs: number): Promis
       try {
         read = readPackets(Buffer.concat([received, chunk]));
       } catch (err) {
-        return finish({ ok: false, reason: 'protocol', detail: (err as Error).message });
+        return finish({ ok: false, reason: 'protocol', detail: errorMessage(err) });
       }
       received = read.rest;
       const answer = read.packets[0];

@@ -1,7 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readIfExists } from '../store/atomicFile';
-import type { EventPayload } from './protocol';
+import { parseJsonLines } from '../base/jsonLines';
+import { lazy, lit, obj } from '../base/schema';
+import { eventSchema, type EventPayload } from './protocol';
+
+/** A line of the outbox: one event as it was sent (built on first use, as read only with a backlog). */
+const outboxLine = /* @__PURE__ */ lazy(() => obj({ t: lit('event'), payload: eventSchema }));
 
 /**
  * A job's outbox, `.mam/jobs/<id>/outbox.ndjson`: every event its publishers sent, appended (and
@@ -56,18 +61,11 @@ export class JobOutbox {
 
   /** Every event in the outbox, in seq order. */
   events(): EventPayload[] {
+    // A line torn by a crash is skipped: the event in it was never published either.
     const text = readIfExists(this.file)?.toString('utf8') ?? '';
-    const out: EventPayload[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        const e = JSON.parse(line) as { t?: string; payload?: EventPayload };
-        if (e.t === 'event' && e.payload) out.push(e.payload);
-      } catch {
-        // a line torn by a crash: the event in it was never published either
-      }
-    }
-    return out.sort((a, b) => a.seq - b.seq);
+    return parseJsonLines(text, outboxLine)
+      .values.map((line) => line.payload)
+      .sort((a, b) => a.seq - b.seq);
   }
 }
 

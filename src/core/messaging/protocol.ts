@@ -1,7 +1,9 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { errorMessage } from '../base/errors';
 import { checkId } from '../base/ids';
+import { int, isRecord, lazy, list, lit, nullable, num, obj, oneOf, optional, parse, refine, str, type Schema } from '../base/schema';
 
 /**
  * The wire protocol of job events (SPEC §6). Kept free of heavy imports: `mam event`, which runs
@@ -10,6 +12,10 @@ import { checkId } from '../base/ids';
 
 export const EVENT_NAMES = ['started', 'progress', 'heartbeat', 'permission_required', 'completed', 'error'] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
+
+export function isEventName(name: string): name is EventName {
+  return EVENT_NAMES.some((e) => e === name);
+}
 
 /** Payloads above this are dropped before they are parsed. */
 export const MAX_PAYLOAD_BYTES = 512 * 1024;
@@ -64,7 +70,7 @@ export const topics = {
   /** `mam/<ws>/jobs/<job>/<kind>` → its parts, or undefined for a foreign topic. */
   parse(topic: string): { workspaceId: string; jobId: string; kind: 'events' | 'state' } | undefined {
     const m = /^mam\/([^/]+)\/jobs\/([^/]+)\/(events|state)$/.exec(topic);
-    return m ? { workspaceId: m[1]!, jobId: m[2]!, kind: m[3] as 'events' | 'state' } : undefined;
+    return m ? { workspaceId: m[1]!, jobId: m[2]!, kind: m[3] === 'events' ? 'events' : 'state' } : undefined;
   },
 };
 
@@ -84,18 +90,18 @@ export function workspaceIdOf(workspace: string): string {
 
 /** JSON with object keys sorted at every level and no white space: what signatures cover. */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.keys(value as Record<string, unknown>)
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+  if (!isRecord(value)) return JSON.stringify(value) ?? 'null';
+  const entries = Object.keys(value)
+    .filter((k) => value[k] !== undefined)
     .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`);
   return `{${entries.join(',')}}`;
 }
 
 /** HMAC-SHA256 of the canonical form of `payload` without its `sig`, as hex. */
-export function signatureOf(payload: object, token: string): string {
-  const { sig: _sig, ...rest } = payload as { sig?: unknown };
+export function signatureOf(payload: { sig?: unknown }, token: string): string {
+  const { sig: _sig, ...rest } = payload;
   return createHmac('sha256', token).update(canonicalJson(rest)).digest('hex');
 }
 
@@ -145,51 +151,64 @@ export function parseUntrusted(bytes: Buffer | string): Record<string, unknown> 
       return value;
     });
   } catch (err) {
-    throw new RejectedMessage('malformed_json', `not JSON: ${(err as Error).message}`);
+    throw new RejectedMessage('malformed_json', `not JSON: ${errorMessage(err)}`);
   }
   if (forbidden !== undefined) throw new RejectedMessage('forbidden_key', `forbidden key '${forbidden}'`);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new RejectedMessage('schema', 'not a JSON object');
-  return parsed as Record<string, unknown>;
+  if (!isRecord(parsed)) throw new RejectedMessage('schema', 'not a JSON object');
+  return parsed;
 }
+
+const jobId = (): Schema<string> => str({ pattern: JOB_ID, why: 'is not a job ID' });
+/** Fields a message must not carry are named in one line; the subscriber logs it and drops the message. */
+const noExtra = { extra: 'refuse', unknown: (key: string): [string, string] => ['', `unexpected field '${key.slice(0, 40)}'`] } as const;
+
+// Both are built on first use (lazy): `mam event` loads this file for every event but seldom reads a message.
+
+/** A job event: every field typed, nothing extra. */
+export const eventSchema: Schema<EventPayload> = /* @__PURE__ */ lazy(() => obj(
+  {
+    v: lit(1),
+    job_id: jobId(),
+    event: oneOf(EVENT_NAMES),
+    seq: int({ min: 1, why: 'must be a positive integer' }),
+    ts: str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' }),
+    sender: str({ min: 1, max: 200, why: 'must be a short string' }),
+    detail: nullable(str({ max: MAX_DETAIL_CHARS }), { why: `must be null or a string of at most ${MAX_DETAIL_CHARS} characters` }),
+    heartbeat: optional(num({ above: 0, max: 86_400, why: 'must be a number of seconds' })),
+    report: optional(
+      refine(
+        obj({ name: str({ pattern: /^[A-Za-z0-9._-]{1,100}$/, why: 'must be a plain file name' }), content: str() }, { extra: 'refuse', why: 'must be {name, content}' }),
+        (r) => (Buffer.byteLength(r.content) > MAX_REPORT_BYTES ? `exceeds ${MAX_REPORT_BYTES} bytes` : undefined),
+      ),
+    ),
+    sig: optional(str()),
+  },
+  noExtra,
+));
+
+/** A retained state message. */
+export const stateSchema: Schema<StatePayload> = /* @__PURE__ */ lazy(() => obj(
+  {
+    v: lit(1),
+    job_id: jobId(),
+    state: str({ max: 40 }),
+    reason: nullable(str()),
+    seq: int({ min: 0, why: 'must be a non-negative integer' }),
+    missing: optional(list(int({ min: 1 }), { max: 10_000, why: 'must be a list of seqs' })),
+    resync: optional(lit(true, 'must be true when present')),
+    ts: str(),
+    sig: optional(str()),
+  },
+  noExtra,
+));
+
+const schemaFault = (problem: string): RejectedMessage => new RejectedMessage('schema', problem);
 
 /** Checks an event against the schema; every field typed, nothing extra. */
 export function validateEvent(raw: Record<string, unknown>): EventPayload {
-  const fail = (why: string): never => {
-    throw new RejectedMessage('schema', why);
-  };
-  const allowed = new Set(['v', 'job_id', 'event', 'seq', 'ts', 'sender', 'detail', 'heartbeat', 'report', 'sig']);
-  for (const key of Object.keys(raw)) if (!allowed.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
-  if (raw.v !== 1) fail('v must be 1');
-  if (typeof raw.job_id !== 'string' || !JOB_ID.test(raw.job_id)) fail('job_id is not a job ID');
-  if (!(EVENT_NAMES as readonly unknown[]).includes(raw.event)) fail(`unknown event '${String(raw.event).slice(0, 40)}'`);
-  if (!Number.isSafeInteger(raw.seq) || (raw.seq as number) < 1) fail('seq must be a positive integer');
-  if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts)) fail('ts must be an ISO-8601 UTC time');
-  if (typeof raw.sender !== 'string' || raw.sender.length === 0 || raw.sender.length > 200) fail('sender must be a short string');
-  if (raw.detail !== null && (typeof raw.detail !== 'string' || raw.detail.length > MAX_DETAIL_CHARS)) fail(`detail must be null or a string of at most ${MAX_DETAIL_CHARS} characters`);
-  if (raw.heartbeat !== undefined && !(typeof raw.heartbeat === 'number' && raw.heartbeat > 0 && raw.heartbeat <= 86_400)) fail('heartbeat must be a number of seconds');
-  if (raw.report !== undefined) {
-    const r = raw.report as { name?: unknown; content?: unknown };
-    if (typeof r !== 'object' || r === null || typeof r.name !== 'string' || typeof r.content !== 'string') fail('report must be {name, content}');
-    if (Object.keys(r).length !== 2) fail('report has unexpected fields');
-    if (!/^[A-Za-z0-9._-]{1,100}$/.test(r.name as string)) fail('report name must be a plain file name');
-    if (Buffer.byteLength(r.content as string) > MAX_REPORT_BYTES) fail(`report exceeds ${MAX_REPORT_BYTES} bytes`);
-  }
-  if (raw.sig !== undefined && typeof raw.sig !== 'string') fail('sig must be a string');
-  return raw as unknown as EventPayload;
+  return parse(eventSchema, raw, schemaFault, '');
 }
 
 export function validateState(raw: Record<string, unknown>): StatePayload {
-  const fail = (why: string): never => {
-    throw new RejectedMessage('schema', why);
-  };
-  const allowed = new Set(['v', 'job_id', 'state', 'reason', 'seq', 'missing', 'resync', 'ts', 'sig']);
-  for (const key of Object.keys(raw)) if (!allowed.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
-  if (raw.v !== 1 || typeof raw.job_id !== 'string' || !JOB_ID.test(raw.job_id)) fail('not a state message');
-  if (raw.missing !== undefined && !(Array.isArray(raw.missing) && raw.missing.length <= 10_000 && raw.missing.every((n) => Number.isSafeInteger(n) && (n as number) > 0))) fail('missing must be a list of seqs');
-  if (raw.resync !== undefined && raw.resync !== true) fail('resync must be true when present');
-  if (typeof raw.state !== 'string' || raw.state.length > 40) fail('state must be a string');
-  if (raw.reason !== null && typeof raw.reason !== 'string') fail('reason must be a string or null');
-  if (!Number.isSafeInteger(raw.seq) || (raw.seq as number) < 0) fail('seq must be a non-negative integer');
-  if (typeof raw.ts !== 'string') fail('ts must be a string');
-  return raw as unknown as StatePayload;
+  return parse(stateSchema, raw, schemaFault, '');
 }

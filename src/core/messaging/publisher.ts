@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { UsageError } from '../base/errors';
+import { UsageError, errorMessage } from '../base/errors';
 import { printable } from '../base/ids';
 import { withLock } from '../store/lock';
 import { sleep } from '../base/process';
@@ -84,7 +84,7 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
         outbox.markAcked(payload.seq);
         return { payload, delivered: true, flushed: backlog.length };
       } catch (err) {
-        problem = (err as Error).message;
+        problem = errorMessage(err);
         if (err instanceof QuickPublishError && err.kind === 'refused') break;
         if (Date.now() + backoff >= deadline) break;
         await sleep(backoff);

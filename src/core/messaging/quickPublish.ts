@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { BrokerEndpoint } from './brokerRecord';
 import { connectPacket, DISCONNECT, publishPacket, readPackets } from './mqttWire';
+import { errorMessage } from '../base/errors';
 
 /** Where to publish: the subset of a broker endpoint this one-shot client needs. */
 export type QuickEndpoint = Omit<BrokerEndpoint, 'embedded'>;
@@ -66,7 +67,7 @@ export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages:
       try {
         ({ packets, rest: received } = readPackets(Buffer.concat([received, chunk])));
       } catch (err) {
-        return finish(new QuickPublishError(`bad packet from the broker: ${(err as Error).message}`, 'refused'));
+        return finish(new QuickPublishError(`bad packet from the broker: ${errorMessage(err)}`, 'refused'));
       }
       for (const packet of packets) {
         if (packet.type === 'connack') {

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { errorMessage, isErrnoException } from '../base/errors';
 import type { Logger } from '../base/log';
+import { list, lit, obj, oneOf, parse, str, type Infer } from '../base/schema';
 import { writeFileAtomic } from '../store/atomicFile';
 
 export interface RetainedMessage {
@@ -15,10 +16,11 @@ export interface RetainedMessage {
   qos: 0 | 1 | 2;
 }
 
-interface RetainedFile {
-  version: 1;
-  retained: Array<{ topic: string; qos: 0 | 1 | 2; payload: string }>;
-}
+const retainedFile = obj({
+  version: lit(1),
+  retained: list(obj({ topic: str(), qos: oneOf([0, 1, 2]), payload: str() })),
+});
+type RetainedFile = Infer<typeof retainedFile>;
 
 export class RetainedStore {
   private readonly messages = new Map<string, RetainedMessage>();
@@ -40,12 +42,8 @@ export class RetainedStore {
       throw err;
     }
     try {
-      const parsed = JSON.parse(text) as RetainedFile;
-      if (parsed.version !== 1 || !Array.isArray(parsed.retained)) throw new Error('not a retained-messages file');
-      for (const m of parsed.retained) {
-        if (typeof m.topic !== 'string' || typeof m.payload !== 'string' || ![0, 1, 2].includes(m.qos)) throw new Error('a malformed entry');
-        this.messages.set(m.topic, { topic: m.topic, qos: m.qos, payload: Buffer.from(m.payload, 'base64') });
-      }
+      const parsed = parse(retainedFile, JSON.parse(text), undefined, 'the file');
+      for (const m of parsed.retained) this.messages.set(m.topic, { topic: m.topic, qos: m.qos, payload: Buffer.from(m.payload, 'base64') });
     } catch (err) {
       this.messages.clear();
       const aside = `${this.file}.corrupt-${Date.now()}`;

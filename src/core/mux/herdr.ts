@@ -2,6 +2,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { sleep } from '../base/process';
+import { either, int, isRecord, list, nullable, obj, optional, parse, str, type Infer, type Schema } from '../base/schema';
 import { shellQuote } from '../base/shellWords';
 import { herdrServerConfig } from './herdrConfig';
 import { isUsersOwnServer, MuxError, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
@@ -46,9 +47,24 @@ const SHELL_READY_MS = 3000;
 const MAX_TYPED_LINE = 4000;
 const GONE = new Set(['pane_not_found', 'not_found', 'not_running']);
 
-interface WorkspaceInfo { workspace_id: string; label?: string }
-interface HerdrPane { pane_id: string; workspace_id: string; cwd?: string; foreground_cwd?: string }
-interface ProcessInfo { shell_pid?: number; foreground_processes?: Array<{ pid: number; name: string; cwd?: string }> }
+// herdr's answers, as MAM reads them (docs/herdr-socket-api.md); an answer that does not read is a bad_response.
+const text = str();
+const maybeText = optional(nullable(text));
+const herdrPane = obj({ pane_id: text, workspace_id: text, cwd: maybeText, foreground_cwd: maybeText });
+const paneList = obj({ panes: list(herdrPane) });
+const workspaceList = obj({ workspaces: list(obj({ workspace_id: text, label: maybeText })) });
+const paneRead = obj({ read: obj({ text }) });
+const processInfoAnswer = obj({
+  process_info: optional(
+    obj({
+      shell_pid: optional(nullable(int())),
+      foreground_processes: optional(list(obj({ pid: int(), name: text, cwd: maybeText }))),
+    }),
+  ),
+});
+type ProcessInfo = NonNullable<Infer<typeof processInfoAnswer>['process_info']>;
+/** Both answers herdr documents to workspace.create: `workspace_created` with its root pane, or bare `workspace_info`. */
+const createdWorkspace = either(obj({ root_pane: obj({ pane_id: text }) }), obj({ workspace: obj({ workspace_id: text }) }), 'holds neither a root pane nor a workspace');
 
 let requestCounter = 0;
 
@@ -99,8 +115,8 @@ export class HerdrBackend implements Multiplexer {
   async spawn(request: SpawnRequest): Promise<SpawnedPane> {
     const line = commandLine(request);
     await this.ensureServer();
-    const created = await this.call('workspace.create', { cwd: request.cwd, label: request.label, focus: false });
-    const paneId = await this.rootPane(created);
+    const created = await this.read('workspace.create', { cwd: request.cwd, label: request.label, focus: false }, createdWorkspace);
+    const paneId = 'root_pane' in created ? created.root_pane.pane_id : await this.onlyPane(created.workspace.workspace_id);
     await this.waitForShell(paneId);
     await this.call('pane.send_input', { pane_id: paneId, text: line, keys: ['Enter'] });
     // `exec` keeps the shell's pid for the program, so the shell's pid is the program's.
@@ -112,12 +128,10 @@ export class HerdrBackend implements Multiplexer {
   }
 
   async listPanes(): Promise<PaneInfo[]> {
-    let panes: HerdrPane[];
-    let workspaces: WorkspaceInfo[];
+    let panes: Infer<typeof herdrPane>[];
+    let workspaces: Infer<typeof workspaceList>['workspaces'];
     try {
-      const [paneList, workspaceList] = await Promise.all([this.call('pane.list', {}), this.call('workspace.list', {})]);
-      panes = arrayField<HerdrPane>(paneList, 'panes', 'pane.list');
-      workspaces = arrayField<WorkspaceInfo>(workspaceList, 'workspaces', 'workspace.list');
+      [{ panes }, { workspaces }] = await Promise.all([this.read('pane.list', {}, paneList), this.read('workspace.list', {}, workspaceList)]);
     } catch (err) {
       if (err instanceof HerdrError && err.code === 'not_running') return [];
       throw err;
@@ -148,18 +162,12 @@ export class HerdrBackend implements Multiplexer {
   }
 
   async capture(paneId: string): Promise<string> {
-    const result = await this.call('pane.read', { pane_id: paneId, source: 'visible' });
-    const read = (result as { read?: { text?: unknown } }).read;
-    if (typeof read?.text !== 'string') throw new HerdrError('pane.read', 'bad_response', 'no read.text in the answer');
-    return read.text;
+    return (await this.read('pane.read', { pane_id: paneId, source: 'visible' }, paneRead)).read.text;
   }
 
   /** herdr returns at most 1,000 recent lines (docs/herdr-socket-api.md, `pane.read`). */
   async captureRecent(paneId: string, lines: number): Promise<string> {
-    const result = await this.call('pane.read', { pane_id: paneId, source: 'recent_unwrapped', lines: Math.min(1000, Math.max(1, Math.floor(lines))) });
-    const read = (result as { read?: { text?: unknown } }).read;
-    if (typeof read?.text !== 'string') throw new HerdrError('pane.read', 'bad_response', 'no read.text in the answer');
-    return read.text;
+    return (await this.read('pane.read', { pane_id: paneId, source: 'recent_unwrapped', lines: Math.min(1000, Math.max(1, Math.floor(lines))) }, paneRead)).read.text;
   }
 
   async sendText(paneId: string, text: string): Promise<void> {
@@ -205,9 +213,9 @@ export class HerdrBackend implements Multiplexer {
   private async processInfo(paneId: string): Promise<ProcessInfo | null> {
     if (this.processInfoKnown === false) return null;
     try {
-      const result = await this.call('pane.process_info', { pane_id: paneId });
+      const result = await this.read('pane.process_info', { pane_id: paneId }, processInfoAnswer);
       this.processInfoKnown = true;
-      return ((result as { process_info?: ProcessInfo }).process_info ?? {}) as ProcessInfo;
+      return result.process_info ?? {};
     } catch (err) {
       // A released herdr answers an unknown method with invalid_request.
       if (err instanceof HerdrError && err.code === 'invalid_request' && this.processInfoKnown === undefined) {
@@ -218,13 +226,9 @@ export class HerdrBackend implements Multiplexer {
     }
   }
 
-  /** Accepts both answers herdr documents: `workspace_created` with its root pane, or bare `workspace_info`. */
-  private async rootPane(created: unknown): Promise<string> {
-    const r = created as { type?: string; root_pane?: { pane_id?: unknown }; workspace?: { workspace_id?: unknown } };
-    if (typeof r.root_pane?.pane_id === 'string') return r.root_pane.pane_id;
-    const workspaceId = r.workspace?.workspace_id;
-    if (typeof workspaceId !== 'string') throw new HerdrError('workspace.create', 'bad_response', `no workspace in a '${r.type}' answer`);
-    const panes = arrayField<HerdrPane>(await this.call('pane.list', { workspace_id: workspaceId }), 'panes', 'pane.list');
+  /** The pane of a new workspace, when herdr answered workspace.create without it. */
+  private async onlyPane(workspaceId: string): Promise<string> {
+    const { panes } = await this.read('pane.list', { workspace_id: workspaceId }, paneList);
     const pane = panes.find((p) => p.workspace_id === workspaceId);
     if (!pane) throw new HerdrError('pane.list', 'bad_response', `workspace ${workspaceId} has no pane`);
     return pane.pane_id;
@@ -282,6 +286,11 @@ export class HerdrBackend implements Multiplexer {
   /** One request on its own connection, as herdr serves them; rejects with a HerdrError. */
   private call(method: string, params: Record<string, unknown>, timeoutMs = CALL_TIMEOUT_MS): Promise<unknown> {
     return herdrCall(this.socketPath, method, params, timeoutMs);
+  }
+
+  /** A call whose answer MAM reads: typed by `schema`, or a bad_response naming the field. */
+  private async read<T>(method: string, params: Record<string, unknown>, schema: Schema<T>): Promise<T> {
+    return parse(schema, await this.call(method, params), (problem) => new HerdrError(method, 'bad_response', problem), 'the answer');
   }
 }
 
@@ -349,12 +358,6 @@ function herdrKey(key: Key): string {
   }
 }
 
-function arrayField<T>(result: unknown, field: string, method: string): T[] {
-  const value = (result as Record<string, unknown> | null)?.[field];
-  if (!Array.isArray(value)) throw new HerdrError(method, 'bad_response', `no '${field}' list in the answer`);
-  return value as T[];
-}
-
 /** Sends one request on a fresh connection and resolves its `result`. */
 export function herdrCall(socketPath: string, method: string, params: Record<string, unknown>, timeoutMs = CALL_TIMEOUT_MS): Promise<unknown> {
   const id = `mam_${process.pid}_${++requestCounter}`;
@@ -384,16 +387,17 @@ export function herdrCall(socketPath: string, method: string, params: Record<str
     });
 
     function answer(line: string): void {
-      let response: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+      let response: unknown;
       try {
-        response = JSON.parse(line) as typeof response;
+        response = JSON.parse(line);
       } catch {
         return reject(new HerdrError(method, 'bad_response', `not JSON: ${line.slice(0, 200)}`));
       }
-      if (response.error) {
-        return reject(new HerdrError(method, String(response.error.code ?? 'unknown'), String(response.error.message ?? '')));
+      if (isRecord(response) && response.error) {
+        const error = isRecord(response.error) ? response.error : {};
+        return reject(new HerdrError(method, String(error.code ?? 'unknown'), String(error.message ?? '')));
       }
-      if (response.id !== id || typeof response.result !== 'object' || response.result === null) {
+      if (!isRecord(response) || response.id !== id || typeof response.result !== 'object' || response.result === null) {
         return reject(new HerdrError(method, 'bad_response', `an answer that does not match request ${id}: ${line.slice(0, 200)}`));
       }
       resolve(response.result);

@@ -1,4 +1,4 @@
-import { ExitCode, MamError } from '../base/errors';
+import { ExitCode, MamError, errorMessage } from '../base/errors';
 import { sleep } from '../base/process';
 import type { Multiplexer } from './multiplexer';
 
@@ -86,7 +86,7 @@ export async function injectLine(mux: Multiplexer, paneId: string, text: string,
     try {
       return await mux.capture(paneId);
     } catch (err) {
-      throw new DeliveryError(`pane ${paneId} is gone: ${(err as Error).message}`);
+      throw new DeliveryError(`pane ${paneId} is gone: ${errorMessage(err)}`);
     }
   };
 

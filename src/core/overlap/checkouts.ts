@@ -66,9 +66,8 @@ export class CheckoutLocator {
     if (!fs.existsSync(cwd)) return `its folder ${printable(cwd)} is gone`;
     const r = await gitExec(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']).catch(() => undefined);
     if (!r || r.exitCode !== 0) return undefined;
-    const lines = r.stdout.split('\n').filter((l) => l !== '');
-    if (lines.length !== 3 || !lines.every((l) => path.isAbsolute(l))) return undefined;
-    const [top, gitDir, commonDir] = lines as [string, string, string];
+    const [top, gitDir, commonDir, ...more] = r.stdout.split('\n').filter((l) => l !== '');
+    if (top === undefined || gitDir === undefined || commonDir === undefined || more.length > 0 || ![top, gitDir, commonDir].every((l) => path.isAbsolute(l))) return undefined;
     const location = { toplevel: realpath(top), gitDir: realpath(gitDir), commonDir: realpath(commonDir) };
     this.known.set(cwd, location);
     return location;

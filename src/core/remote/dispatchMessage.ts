@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../base/errors';
 import { JOB_ID_PATTERN, nameProblem } from '../base/ids';
+import { lit, nullable, num, obj, oneOf, optional, parse, refine, str, type Schema } from '../base/schema';
 import type { ResolvedConfig } from '../config/settings';
 import { JOB_TYPES, type JobTimers, type JobType } from '../store/jobSchema';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, verifySignature } from '../messaging/protocol';
@@ -123,35 +124,42 @@ export function readDispatch(bytes: Buffer, topic: string, runner: string, secre
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const ALLOWED = new Set(['v', 'job_id', 'workspace_id', 'runner', 'session', 'task', 'appendix', 'role', 'type', 'timers', 'token', 'nonce', 'ts', 'sig']);
-const TIMER_KEYS = ['start_timeout_s', 'heartbeat_s', 'idle_timeout_s', 'timeout_s'] as const;
+const seconds = num({ above: 0, max: 365 * 86_400, why: 'must be a positive number of seconds' });
+const workspaceId = str({ pattern: /^[A-Za-z0-9_-]{1,64}$/, why: 'is not a workspace ID' });
+const time = refine(str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' }), (ts) => (Number.isNaN(Date.parse(ts)) ? 'must be an ISO-8601 UTC time' : undefined));
+const named = (why: string): Schema<string> => refine(str({ why }), (name) => (nameProblem(name) === undefined ? undefined : why));
+/** Fields a message must not carry are named in one line. */
+const noExtra = { extra: 'refuse', unknown: (key: string): [string, string] => ['', `unexpected field '${key.slice(0, 40)}'`] } as const;
+const schemaFault = (problem: string): RefusedDispatch => new RefusedDispatch('schema', problem);
+
+const dispatchSchema: Schema<DispatchPayload> = obj(
+  {
+    v: lit(1),
+    job_id: str({ pattern: JOB_ID_PATTERN, why: 'is not a job ID' }),
+    workspace_id: workspaceId,
+    runner: named('is not a name'),
+    session: optional(named('is not a session name')),
+    task: refine(str({ why: `must be a non-empty string of at most ${MAX_TASK_BYTES} bytes` }), (task) =>
+      task.trim() === '' || Buffer.byteLength(task) > MAX_TASK_BYTES ? `must be a non-empty string of at most ${MAX_TASK_BYTES} bytes` : undefined,
+    ),
+    appendix: optional(refine(str(), (appendix) => (Buffer.byteLength(appendix) > MAX_TASK_BYTES ? `must be at most ${MAX_TASK_BYTES} bytes` : undefined))),
+    role: nullable(str({ max: 100, pattern: /^[^\u0000-\u001f\u007f]*$/ }), { why: 'must be null or a short string' }),
+    type: oneOf(JOB_TYPES, `must be one of ${JOB_TYPES.join(', ')}`),
+    timers: obj(
+      { start_timeout_s: seconds, heartbeat_s: seconds, idle_timeout_s: seconds, timeout_s: seconds },
+      { extra: 'refuse', unknown: () => ['timers', 'must hold exactly the four job timers'], why: 'must hold exactly the four job timers' },
+    ),
+    token: str({ pattern: /^[0-9a-f]{32,128}$/, why: 'must be hex' }),
+    nonce: str({ pattern: /^[0-9a-f]{16,128}$/, why: 'must be hex' }),
+    ts: time,
+    sig: optional(str()),
+  },
+  noExtra,
+);
 
 /** Every field typed, nothing extra. */
 export function validateDispatch(raw: Record<string, unknown>): DispatchPayload {
-  const fail = (why: string): never => {
-    throw new RefusedDispatch('schema', why);
-  };
-  for (const key of Object.keys(raw)) if (!ALLOWED.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
-  if (raw.v !== 1) fail('v must be 1');
-  if (typeof raw.job_id !== 'string' || !JOB_ID_PATTERN.test(raw.job_id)) fail('job_id is not a job ID');
-  if (typeof raw.workspace_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(raw.workspace_id)) fail('workspace_id is not a workspace ID');
-  if (typeof raw.runner !== 'string' || nameProblem(raw.runner) !== undefined) fail('runner is not a name');
-  if (raw.session !== undefined && (typeof raw.session !== 'string' || nameProblem(raw.session) !== undefined)) fail('session is not a session name');
-  if (typeof raw.task !== 'string' || raw.task.trim() === '' || Buffer.byteLength(raw.task) > MAX_TASK_BYTES) fail(`task must be a non-empty string of at most ${MAX_TASK_BYTES} bytes`);
-  if (raw.appendix !== undefined && (typeof raw.appendix !== 'string' || Buffer.byteLength(raw.appendix) > MAX_TASK_BYTES)) fail('appendix must be a string');
-  if (raw.role !== null && (typeof raw.role !== 'string' || raw.role.length > 100 || /[\u0000-\u001f\u007f]/.test(raw.role))) fail('role must be null or a short string');
-  if (!(JOB_TYPES as readonly unknown[]).includes(raw.type)) fail(`type must be one of ${JOB_TYPES.join(', ')}`);
-  const timers = raw.timers as Record<string, unknown> | null;
-  if (typeof timers !== 'object' || timers === null || Array.isArray(timers) || Object.keys(timers).length !== TIMER_KEYS.length) fail('timers must hold exactly the four job timers');
-  for (const k of TIMER_KEYS) {
-    const t = timers![k];
-    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > 365 * 86_400) fail(`timers.${k} must be a positive number of seconds`);
-  }
-  if (typeof raw.token !== 'string' || !/^[0-9a-f]{32,128}$/.test(raw.token)) fail('token must be hex');
-  if (typeof raw.nonce !== 'string' || !/^[0-9a-f]{16,128}$/.test(raw.nonce)) fail('nonce must be hex');
-  if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts) || Number.isNaN(Date.parse(raw.ts))) fail('ts must be an ISO-8601 UTC time');
-  if (raw.sig !== undefined && typeof raw.sig !== 'string') fail('sig must be a string');
-  return raw as unknown as DispatchPayload;
+  return parse(dispatchSchema, raw, schemaFault, '');
 }
 
 /**
@@ -175,23 +183,26 @@ export function signedCancel(fields: Omit<CancelPayload, 'v' | 'ts' | 'sig'>, se
   return payload;
 }
 
-const CANCEL_FIELDS = new Set(['v', 'job_id', 'workspace_id', 'runner', 'ts', 'sig']);
+const cancelSchema = (topicJob: string, runner: string): Schema<CancelPayload> =>
+  obj(
+    {
+      v: lit(1),
+      job_id: lit(topicJob, `must name the job of its topic, ${topicJob}`),
+      workspace_id: workspaceId,
+      runner: lit(runner, `must name the runner of its topic, '${runner}'`),
+      ts: str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' }),
+      sig: optional(str()),
+    },
+    noExtra,
+  );
 
 /** Reads a cancel that arrived on `topic` for `runner`: size, JSON, schema, topic, signature. Throws RefusedDispatch. */
 export function readCancel(bytes: Buffer, topic: string, runner: string, secret: string): CancelPayload {
   const { topicJob, raw } = parseRemote(bytes, topic, runner, cancelTopics, 'cancels');
-  const fail = (why: string): never => {
-    throw new RefusedDispatch('schema', why);
-  };
-  for (const key of Object.keys(raw)) if (!CANCEL_FIELDS.has(key)) fail(`unexpected field '${key.slice(0, 40)}'`);
-  if (raw.v !== 1) fail('v must be 1');
-  if (raw.job_id !== topicJob) fail(`a cancel on the topic of job ${topicJob} must name that job`);
-  if (typeof raw.workspace_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(raw.workspace_id)) fail('workspace_id is not a workspace ID');
-  if (raw.runner !== runner) fail(`a cancel on the topic of '${runner}' must name that runner`);
-  if (typeof raw.ts !== 'string' || !ISO_TIME.test(raw.ts)) fail('ts must be an ISO-8601 UTC time');
-  if (raw.sig === undefined) throw new RefusedDispatch('missing_signature', `unsigned cancel of job ${topicJob}`);
-  if (!verifySignature(raw, secret)) throw new RefusedDispatch('bad_signature', `bad signature on the cancel of job ${topicJob} (is MAM_DISPATCH_SECRET the same on both hosts?)`);
-  return raw as unknown as CancelPayload;
+  const cancel = parse(cancelSchema(topicJob, runner), raw, schemaFault, '');
+  if (cancel.sig === undefined) throw new RefusedDispatch('missing_signature', `unsigned cancel of job ${topicJob}`);
+  if (!verifySignature(cancel, secret)) throw new RefusedDispatch('bad_signature', `bad signature on the cancel of job ${topicJob} (is MAM_DISPATCH_SECRET the same on both hosts?)`);
+  return cancel;
 }
 
 /** The job a message's topic names, and the message parsed as untrusted JSON (size, syntax, forbidden keys). */

@@ -13,7 +13,7 @@ import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
 import { writeBrief } from '../jobs/brief';
 import type { JobEngine } from '../jobs/jobEngine';
-import { isTerminal, type JobOwner, type JobRecord, type JobState } from '../store/jobSchema';
+import { isTerminal, JOB_STATES, type JobOwner, type JobRecord, type MirrorOrigin } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { deliverJob } from '../jobs/localTarget';
 import { titleFromTask } from '../jobs/title';
@@ -43,14 +43,7 @@ export interface RemoteRunnerOptions {
   once?: boolean;
 }
 
-/** Where a mirror job came from, kept on its record (`remote`). */
-export interface MirrorOrigin {
-  runner: string;
-  /** The submitter's workspace, whose event topic gets the relayed events. */
-  workspace_id: string;
-  nonce: string;
-  dispatched_ts: string;
-}
+export type { MirrorOrigin };
 
 export interface RefusalNotice {
   /** What was refused: a dispatch, or a cancel of one. */
@@ -213,7 +206,8 @@ export class RemoteRunner extends DisposableBase {
     }
     const token = readJobToken(controlPlane.paths, job.id);
     if (state.job_id !== job.id || !token || !verifySignature(state, token)) return;
-    if (isTerminal(state.state as JobState)) {
+    const told = JOB_STATES.find((s) => s === state.state);
+    if (told !== undefined && isTerminal(told)) {
       // The submitter has the outcome: nothing more to relay, and a --once runner may go.
       this.acknowledged.add(job.id);
       if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);
@@ -368,8 +362,8 @@ export class RemoteRunner extends DisposableBase {
   }
 
   private originOf(job: JobRecord): MirrorOrigin | undefined {
-    const origin = job.remote as MirrorOrigin | undefined;
-    return origin && typeof origin === 'object' && origin.runner === this.name ? origin : undefined;
+    const origin = job.remote;
+    return origin?.runner === this.name ? origin : undefined;
   }
 
   private track(p: Promise<unknown>): void {

@@ -1,22 +1,25 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorruptStoreError, errorMessage } from '../base/errors';
+import { list, lit, obj, parse, str, type Infer } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
 import type { ControlPlanePaths } from '../store/paths';
 
-interface SeenEntry {
-  job_id: string;
-  nonce: string;
-  seen_at: string;
-  /** After this the dispatch is refused as expired anyway, so the entry can go. */
-  expires_at: string;
-}
-
-interface SeenFile {
-  version: 1;
-  seen: SeenEntry[];
-}
+const seenFile = obj({
+  version: lit(1),
+  seen: list(
+    obj({
+      job_id: str(),
+      nonce: str(),
+      seen_at: str(),
+      /** After this the dispatch is refused as expired anyway, so the entry can go. */
+      expires_at: str(),
+    }),
+  ),
+});
+type SeenFile = Infer<typeof seenFile>;
+type SeenEntry = SeenFile['seen'][number];
 
 /**
  * The dispatches a runner has taken, `.mam/remote/<runner>/seen.json`, so that a dispatch
@@ -55,12 +58,7 @@ export class SeenDispatches {
     const bytes = readIfExists(this.file);
     if (bytes === undefined) return [];
     try {
-      const parsed = JSON.parse(bytes.toString('utf8')) as SeenFile;
-      if (parsed.version !== 1 || !Array.isArray(parsed.seen)) throw new Error('not a seen-dispatches file');
-      for (const e of parsed.seen) {
-        if (typeof e.job_id !== 'string' || typeof e.nonce !== 'string' || typeof e.expires_at !== 'string') throw new Error('a malformed entry');
-      }
-      return parsed.seen;
+      return parse(seenFile, JSON.parse(bytes.toString('utf8')), undefined, 'the file').seen;
     } catch (err) {
       throw new CorruptStoreError(`${this.file}: ${errorMessage(err)}; every dispatch is refused until it is repaired or removed (removing it lets a recorded dispatch run again until it expires)`);
     }

@@ -1,5 +1,6 @@
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
+import { custom, matches, obj, parse, str, type Schema } from '../base/schema';
 import { adapterFor } from '../agents';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
@@ -10,6 +11,11 @@ export interface OrchestratorEntry {
   conversation_id: string;
   registered_at: string;
 }
+
+// The conversation ID is what matters (it is never taken for a sub-agent's); the rest is for people.
+const said = custom((v) => (typeof v === 'string' ? v : ''));
+const entry: Schema<OrchestratorEntry> = obj({ agent: said, conversation_id: str(), registered_at: said });
+const entries = custom((v, at) => (Array.isArray(v) ? v.filter((e) => matches(entry, e)).map((e, i) => entry.read(e, `${at}[${i}]`)) : []));
 
 const CONVERSATION_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -24,9 +30,9 @@ export class OrchestratorRegistry {
   list(): OrchestratorEntry[] {
     const bytes = readIfExists(this.paths.orchestratorsFile);
     if (!bytes) return [];
+    // Entries that are not an orchestrator's (edited by hand) are left out; an unreadable file is none.
     try {
-      const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
-      return Array.isArray(parsed) ? (parsed as OrchestratorEntry[]).filter((e) => typeof e?.conversation_id === 'string') : [];
+      return parse(entries, JSON.parse(bytes.toString('utf8')));
     } catch {
       return [];
     }

@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ExitCode, MamError, UsageError } from '../base/errors';
+import { ExitCode, MamError, UsageError, errorMessage } from '../base/errors';
 import { nameProblem, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { adapterFor, type AgentAdapter } from '../agents';
-import type { StoreContext } from '../agents/adapter';
+import { AGENT_NAMES, type StoreContext } from '../agents/adapter';
+import { isOneOf } from '../base/schema';
 import { readScreen } from '../agents/screens';
 import type { ResolvedConfig } from '../config/settings';
 import type { ControlPlane } from '../store/controlPlane';
@@ -13,7 +14,7 @@ import { injectLine, lastLines, type InjectOptions, type InjectReport, type Name
 import type { Multiplexer } from '../mux/multiplexer';
 import { withLock } from '../store/lock';
 import { isAlive, sleep } from '../base/process';
-import { SESSION_ROLES, type MuxKind, type SessionRole, type SessionRow } from '../store/sessionSchema';
+import { MUX_KINDS, SESSION_ROLES, type MuxKind, type SessionRow } from '../store/sessionSchema';
 import { discoverConversation, isStored, purgeConversation } from './conversations';
 import { OrchestratorRegistry } from './orchestrators';
 import { openFilesOf } from './openFiles';
@@ -103,10 +104,10 @@ export class SessionService {
     const problem = nameProblem(request.name, 'session name');
     if (problem) throw new UsageError(problem, 'bad_name');
     const adapter = adapterFor(request.agent);
-    const role = (request.role ?? 'worker').trim().toLowerCase() as SessionRole;
-    if (!SESSION_ROLES.includes(role)) throw new UsageError(`unknown role '${printable(role, 40)}'; choose one of ${SESSION_ROLES.join(', ')}`);
-    const mux = (request.mux ?? this.deps.config.values.mux) as MuxKind;
-    if (mux !== 'tmux' && mux !== 'herdr') throw new UsageError(`unknown multiplexer '${printable(mux, 40)}'; choose tmux or herdr`);
+    const role = (request.role ?? 'worker').trim().toLowerCase();
+    if (!isOneOf(SESSION_ROLES, role)) throw new UsageError(`unknown role '${printable(role, 40)}'; choose one of ${SESSION_ROLES.join(', ')}`);
+    const mux = request.mux ?? this.deps.config.values.mux;
+    if (!isOneOf(MUX_KINDS, mux)) throw new UsageError(`unknown multiplexer '${printable(mux, 40)}'; choose tmux or herdr`);
     const server = request.server ?? this.defaultServer(mux);
     checkServerName(server);
     if (isUsersOwnServer(server)) {
@@ -371,7 +372,7 @@ export class SessionService {
   }
 
   private commandFor(adapter: AgentAdapter, command: readonly string[] | undefined): { program: string[]; args: string[] } {
-    const override = this.deps.config.agents[adapter.name as keyof ResolvedConfig['agents']];
+    const override = isOneOf(AGENT_NAMES, adapter.name) ? this.deps.config.agents[adapter.name] : undefined;
     const program = command && command.length > 0 ? [...command] : override?.program ?? [...adapter.program];
     if (program.length === 0) throw new UsageError(`the ${adapter.name} agent needs --command "program args…"`);
     const args = command && command.length > 0 && adapter.name === 'shell' ? [] : override?.args ?? [...adapter.defaultArgs];
@@ -426,7 +427,7 @@ export class SessionService {
       }
       this.deps.logger.warn(`session '${row.name}' did not exit within ${Math.round(graceMs / 1000)} s; closing its pane`);
     } catch (err) {
-      this.deps.logger.warn(`session '${row.name}': ${(err as Error).message}; closing its pane`);
+      this.deps.logger.warn(`session '${row.name}': ${errorMessage(err)}; closing its pane`);
     }
     await mux.kill(target);
   }

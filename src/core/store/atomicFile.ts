@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isErrnoException } from '../base/errors';
 
 export interface AtomicWriteOptions {
   /** File mode for a new file (e.g. 0o600 for credentials). */
@@ -74,7 +75,7 @@ export function readIfExists(file: string): Buffer | undefined {
   try {
     return fs.readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isErrnoException(err, 'ENOENT')) return undefined;
     throw err;
   }
 }

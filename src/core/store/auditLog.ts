@@ -1,14 +1,25 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CorruptStoreError } from '../base/errors';
+import { parseJsonLines } from '../base/jsonLines';
+import { anything, int, lit, nullable, obj, optional, parse, record, str, variant, type Schema } from '../base/schema';
 import { fsyncDirectory, readIfExists, writeFileAtomic } from './atomicFile';
 import type { ControlPlanePaths } from './paths';
 import { checkJobId } from './jobStore';
 
 /** One line of `events.ndjson`: an accepted event, a state transition, or a note (seq gap, rejection). */
 export type AuditEntry =
-  | { type: 'event'; at: string; event: string; seq: number; sender?: string; detail?: string | null; [extra: string]: unknown }
+  | { type: 'event'; at: string; event: string; seq: number; sender?: string; detail?: string | null; /** The event's own time, as its sender stamped it. */ ts?: string; [extra: string]: unknown }
   | { type: 'transition'; at: string; from: string | null; to: string; reason?: string | null; [extra: string]: unknown }
   | { type: 'note'; at: string; note: string; [extra: string]: unknown };
+
+const text = str();
+const auditEntry: Schema<AuditEntry> = variant('type', {
+  event: obj({ type: lit('event'), at: text, event: text, seq: int(), sender: optional(text), detail: optional(nullable(text)), ts: optional(text) }),
+  transition: obj({ type: lit('transition'), at: text, from: nullable(text), to: text, reason: optional(nullable(text)) }),
+  note: obj({ type: lit('note'), at: text, note: text }),
+});
+const anyObject = record(anything);
 
 export interface AuditRead {
   entries: AuditEntry[];
@@ -61,21 +72,9 @@ export class AuditLog {
   readEntries(jobId: string): AuditRead {
     const bytes = readIfExists(path.join(this.dir(jobId), 'events.ndjson'));
     if (bytes === undefined) return { entries: [], badLines: 0 };
-    const text = bytes.toString('utf8');
-    const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
-    const entries: AuditEntry[] = [];
-    let badLines = 0;
-    for (const line of complete.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const parsed = JSON.parse(line) as AuditEntry;
-        if (typeof parsed === 'object' && parsed !== null && typeof parsed.type === 'string') entries.push(parsed);
-        else badLines++;
-      } catch {
-        badLines++;
-      }
-    }
-    return { entries, badLines };
+    // A torn last line (a writer died mid-line; the next append cuts it) is not a bad line.
+    const { values, bad } = parseJsonLines(bytes.toString('utf8'), auditEntry, { completeOnly: true });
+    return { entries: values, badLines: bad };
   }
 
   readMeta(jobId: string): Record<string, unknown> | undefined {
@@ -87,8 +86,9 @@ export class AuditLog {
   }
 
   private readJson(jobId: string, name: string): Record<string, unknown> | undefined {
-    const bytes = readIfExists(path.join(this.dir(jobId), name));
-    return bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as Record<string, unknown>);
+    const file = path.join(this.dir(jobId), name);
+    const bytes = readIfExists(file);
+    return bytes === undefined ? undefined : parse(anyObject, JSON.parse(bytes.toString('utf8')), (problem) => new CorruptStoreError(`${file}: ${problem}`), 'the file');
   }
 
   private dir(jobId: string): string {

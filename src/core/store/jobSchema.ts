@@ -1,6 +1,7 @@
 import { ValidationError } from '../base/errors';
-import { JOB_ID_PATTERN, printable } from '../base/ids';
-import { validateJobUsage, type JobUsage } from './jobUsageSchema';
+import { JOB_ID_PATTERN } from '../base/ids';
+import { bool, int, lazy, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
+import { jobUsageSchema, type JobUsage } from './jobUsageSchema';
 
 export const JOB_STATES = ['registered', 'dispatched', 'started', 'completed', 'failed', 'timeout', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -54,6 +55,25 @@ export interface TargetRecord {
   pane?: string | null;
   /** The pane's process: the job fails at once with `agent_exited` when it is gone. */
   pane_pid?: number | null;
+}
+
+/** What `mam job verify --validate CMD` found, kept on the job. */
+export interface VerifyResult {
+  job_id: string;
+  command: string[];
+  exit_code: number;
+  passed: boolean;
+  at: string;
+  output_tail: string;
+}
+
+/** Where a remote runner's mirror job came from (`remote` on its record). */
+export interface MirrorOrigin {
+  runner: string;
+  /** The submitter's workspace, whose event topic gets the relayed events. */
+  workspace_id: string;
+  nonce: string;
+  dispatched_ts: string;
 }
 
 /** The process that submitted the job and waits on it; another process adopts the job only when it is gone. */
@@ -120,28 +140,66 @@ export interface JobRecord {
   why?: string | null;
   /** What the job's conversation spent, from the agent's own store (docs/usage.md); absent in older records. */
   usage?: JobUsage | null;
+  /** The last `mam job verify --validate` of the job. */
+  verify?: VerifyResult;
+  /** A remote runner's mirror of a job: where it came from. */
+  remote?: MirrorOrigin;
   [extra: string]: unknown;
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+// Built on first use: `mam event` loads this file but reads a job record only for `started`.
+const jobRecordSchema: Schema<JobRecord> = /* @__PURE__ */ lazy(() => {
+  const text = str();
+  const maybe = optional(nullable(text));
+  const time = str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' });
+  const seconds = num({ min: 0, why: 'must be a number of seconds' });
 
+  return obj({
+    id: str({ pattern: JOB_ID_PATTERN, why: 'must be a job ID' }),
+    session: str({ min: 1, why: 'must be a non-empty string' }),
+    type: oneOf(JOB_TYPES, `must be one of ${JOB_TYPES.join(', ')}`),
+    role: nullable(text),
+    state: oneOf(JOB_STATES),
+    reason: nullable(text),
+    created_at: time,
+    updated_at: time,
+    seq: int({ min: 0, why: 'must be a non-negative integer' }),
+    parent_job: nullable(text),
+    detail: nullable(text),
+    target: optional(
+      obj({
+        kind: oneOf(['local', 'remote', 'human']),
+        name: text,
+        mux: optional(oneOf(['tmux', 'herdr'])),
+        server: optional(text),
+        pane: maybe,
+        pane_pid: optional(nullable(int())),
+      }),
+    ),
+    timers: optional(obj({ start_timeout_s: seconds, heartbeat_s: seconds, idle_timeout_s: seconds, timeout_s: seconds })),
+    signed: optional(bool()),
+    brief: optional(text),
+    owner: optional(nullable(obj({ pid: int(), host: text, token: text }))),
+    delivery: optional(nullable(oneOf(['pending', 'typed', 'unconfirmed', 'published', 'assigned', 'failed']))),
+    dispatched_at: maybe,
+    delivered_at: maybe,
+    started_at: maybe,
+    last_event_at: maybe,
+    finished_at: maybe,
+    last_event: maybe,
+    title: maybe,
+    missing: optional(list(int({ min: 1 }))),
+    late_events: optional(list(obj({ seq: int(), event: text, at: text, detail: optional(text), report: optional(text) }))),
+    report: maybe,
+    why: maybe,
+    usage: optional(nullable(jobUsageSchema)),
+    verify: optional(obj({ job_id: text, command: list(text), exit_code: int(), passed: bool(), at: text, output_tail: text })),
+    remote: optional(obj({ runner: text, workspace_id: text, nonce: text, dispatched_ts: text })),
+  }, { why: 'must be a JSON object' });
+});
+
+/** `raw` as a job record, or a ValidationError naming `where` and the field. Fields it does not know are kept. */
 export function validateJobRecord(raw: unknown, where: string): JobRecord {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ValidationError(`${where}: a job record must be a JSON object`);
-  const r = raw as Record<string, unknown>;
-  const fail = (field: string, why: string): never => {
-    throw new ValidationError(`${where}: ${field} ${why}`);
-  };
-  if (typeof r.id !== 'string' || !JOB_ID_PATTERN.test(r.id)) fail('id', 'must be a job ID');
-  if (typeof r.session !== 'string' || r.session.length === 0) fail('session', 'must be a non-empty string');
-  if (!(JOB_TYPES as readonly unknown[]).includes(r.type)) fail('type', `must be one of ${JOB_TYPES.join(', ')}`);
-  if (!(JOB_STATES as readonly unknown[]).includes(r.state)) fail('state', `must be one of ${JOB_STATES.join(', ')} (got '${printable(String(r.state))}')`);
-  for (const f of ['role', 'reason', 'parent_job', 'detail']) {
-    if (r[f] !== null && typeof r[f] !== 'string') fail(f, 'must be a string or null');
-  }
-  for (const f of ['created_at', 'updated_at']) {
-    if (typeof r[f] !== 'string' || !ISO_TIME.test(r[f] as string)) fail(f, 'must be an ISO-8601 UTC time');
-  }
-  if (!Number.isInteger(r.seq) || (r.seq as number) < 0) fail('seq', 'must be a non-negative integer');
-  validateJobUsage(r.usage, where);
-  return r as JobRecord;
+  return parse(jobRecordSchema, raw, (problem) => new ValidationError(`${where}: ${problem}`), 'a job record');
 }

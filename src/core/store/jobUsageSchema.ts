@@ -1,4 +1,4 @@
-import { ValidationError } from '../base/errors';
+import { bool, custom, int, isRecord, lazy, nullable, obj, record, str, type Schema } from '../base/schema';
 
 /**
  * Tokens, counted the same way whatever the agent (docs/usage.md). `input_tokens` is every prompt
@@ -47,37 +47,23 @@ export function isMeasured(usage: JobUsage | null | undefined): usage is Measure
   return !!usage && !('unavailable' in usage);
 }
 
-const COUNT_FIELDS = ['input_tokens', 'cached_input_tokens', 'output_tokens'] as const;
-const PART_FIELDS = ['cache_write_input_tokens', 'reasoning_output_tokens'] as const;
+/** A record's `usage`: a reading with counts, or one that says why there are none (built on first use). */
+export const jobUsageSchema: Schema<JobUsage> = /* @__PURE__ */ lazy(() => {
+  const count = int({ min: 0, why: 'must be a non-negative integer' });
+  const part = nullable(count, { why: 'must be a non-negative integer or null' });
+  // Fields of a reading are named after `usage` with a space, as in `usage input_tokens must be …`.
+  const spaced = (at: string, key: string): string => `${at} ${key}`;
+  const countFields = { input_tokens: count, cached_input_tokens: count, cache_write_input_tokens: part, output_tokens: count, reasoning_output_tokens: part };
+  const readingFields = { agent: str(), final: bool(), measured_at: str({ why: 'must be a time' }) };
 
-function countsProblem(v: Record<string, unknown>): string | undefined {
-  for (const f of COUNT_FIELDS) if (!Number.isInteger(v[f]) || (v[f] as number) < 0) return `${f} must be a non-negative integer`;
-  for (const f of PART_FIELDS) if (v[f] !== null && (!Number.isInteger(v[f]) || (v[f] as number) < 0)) return `${f} must be a non-negative integer or null`;
-  return undefined;
-}
+  const tokenCounts: Schema<TokenCounts> = obj(countFields, { childPath: spaced });
 
-/** Throws a ValidationError naming the field when a record's `usage` is malformed; absent or null is fine (older records). */
-export function validateJobUsage(raw: unknown, where: string): void {
-  if (raw === undefined || raw === null) return;
-  const fail = (why: string): never => {
-    throw new ValidationError(`${where}: usage ${why}`);
-  };
-  if (typeof raw !== 'object' || Array.isArray(raw)) fail('must be an object');
-  const u = raw as Record<string, unknown>;
-  if (typeof u.agent !== 'string') fail('agent must be a string');
-  if (typeof u.final !== 'boolean') fail('final must be true or false');
-  if (typeof u.measured_at !== 'string') fail('measured_at must be a time');
-  if ('unavailable' in u) {
-    if (typeof u.unavailable !== 'string') fail('unavailable must be a sentence');
-    return;
-  }
-  const problem = countsProblem(u);
-  if (problem) fail(problem);
-  if (typeof u.conversation_id !== 'string') fail('conversation_id must be a string');
-  if (!Number.isInteger(u.requests)) fail('requests must be an integer');
-  if (typeof u.models !== 'object' || u.models === null || Array.isArray(u.models)) fail('models must be an object');
-  for (const [model, counts] of Object.entries(u.models as Record<string, unknown>)) {
-    const p = typeof counts === 'object' && counts !== null ? countsProblem(counts as Record<string, unknown>) : 'must be an object';
-    if (p) fail(`models.${model.slice(0, 60)}: ${p}`);
-  }
-}
+  const measuredUsage: Schema<MeasuredUsage> = obj(
+    { ...readingFields, ...countFields, conversation_id: str(), requests: int({ why: 'must be an integer' }), models: record(tokenCounts, { childPath: (at, model) => `${at}.${model.slice(0, 60)}:` }) },
+    { childPath: spaced },
+  );
+
+  const unavailableUsage: Schema<UnavailableUsage> = obj({ ...readingFields, unavailable: str({ why: 'must be a sentence' }) }, { childPath: spaced });
+
+  return custom((v, at) => (isRecord(v) && 'unavailable' in v ? unavailableUsage : measuredUsage).read(v, at));
+});

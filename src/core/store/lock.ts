@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { LockTimeoutError, isErrnoException } from '../base/errors';
+import { LockTimeoutError, errorMessage, isErrnoException } from '../base/errors';
+import { custom, lazy, num, obj, parse, str, type Schema } from '../base/schema';
 import type { Logger } from '../base/log';
 import { isAlive, sleep } from '../base/process';
 
@@ -97,7 +98,7 @@ function holdUntilReleased(lockDir: string, me: Owner, staleMs: number, logger: 
       if (readOwner(lockDir)?.token !== me.token) throw new Error('another process holds it now');
       fs.utimesSync(ownerFile, now, now);
     } catch (err) {
-      logger?.warn(`lock ${lockDir} was lost while held: ${(err as Error).message}`);
+      logger?.warn(`lock ${lockDir} was lost while held: ${errorMessage(err)}`);
       clearInterval(refresh);
     }
   }, Math.max(250, Math.floor(staleMs / 3)));
@@ -162,16 +163,15 @@ function isAbandoned(lockDir: string, owner: Owner | undefined, staleMs: number)
   }
 }
 
+// Read only when the lock is held by another process: built then.
+const ownerSchema: Schema<Owner> = /* @__PURE__ */ lazy(() => obj({ pid: num(), host: str(), token: str(), since: custom((v) => String(v ?? '?')) }));
+
 function readOwner(lockDir: string): Owner | undefined {
   try {
-    const parsed = JSON.parse(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8')) as Partial<Owner>;
-    if (typeof parsed.pid === 'number' && typeof parsed.host === 'string' && typeof parsed.token === 'string') {
-      return { pid: parsed.pid, host: parsed.host, token: parsed.token, since: String(parsed.since ?? '?') };
-    }
+    return parse(ownerSchema, JSON.parse(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8')));
   } catch {
-    // missing or unreadable: unknown holder
+    return undefined; // missing or unreadable: unknown holder
   }
-  return undefined;
 }
 
 function installExitHook(): void {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkId } from '../base/ids';
+import { isErrnoException } from '../base/errors';
 
 /** `.mam/.gitignore`: the folder ignores itself, as tool caches do, so `git status` stays clean. */
 const SELF_IGNORE = '# Multi-Agent Mux: agent sessions, jobs, logs and broker credentials; none of it belongs in git.\n*\n';
@@ -24,7 +25,7 @@ export class ControlPlanePaths {
     try {
       fs.writeFileSync(this.gitignoreFile, SELF_IGNORE, { flag: 'wx' });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (!isErrnoException(err, 'EEXIST')) throw err;
     }
     ensured.add(this.dir);
   }

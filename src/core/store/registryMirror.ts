@@ -1,4 +1,5 @@
-import { ValidationError } from '../base/errors';
+import { errorMessage, ValidationError } from '../base/errors';
+import { anything, int, list, obj, parse as parseWith } from '../base/schema';
 import { SESSION_FIELDS, validateSessionRow, type SessionRow } from './sessionSchema';
 
 /** The registry at one revision. `revision` counts committed writes. */
@@ -40,6 +41,9 @@ function scalar(value: unknown): string {
   return PLAIN.test(text) && !AMBIGUOUS.test(text) ? text : JSON.stringify(text);
 }
 
+// The rows are read one by one (validateSessionRow), each error naming its session.
+const mirrorSchema = obj({ revision: int({ min: 0, why: 'must be a non-negative integer' }), sessions: list(anything) }, { why: 'is not a registry mapping' });
+
 /** Parses and validates the YAML mirror; throws with the reason when it is not a valid registry. */
 export function parseMirror(text: string): RegistrySnapshot {
   // Loaded only here: the mirror is written by hand, and read only when it disagrees with the DB.
@@ -48,12 +52,9 @@ export function parseMirror(text: string): RegistrySnapshot {
   try {
     doc = parse(text, { strict: true, uniqueKeys: true, maxAliasCount: 0 });
   } catch (err) {
-    throw new ValidationError(`not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ValidationError(`not valid YAML: ${errorMessage(err).split('\n')[0]}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ValidationError('not a registry mapping');
-  const { revision, sessions } = doc as { revision?: unknown; sessions?: unknown };
-  if (!Number.isInteger(revision) || (revision as number) < 0) throw new ValidationError('revision must be a non-negative integer');
-  if (!Array.isArray(sessions)) throw new ValidationError('sessions must be a list');
+  const { revision, sessions } = parseWith(mirrorSchema, doc, (problem) => new ValidationError(problem), 'the mirror');
   const rows = sessions.map((s, i) => validateSessionRow(s, `agent-sessions.yaml sessions[${i}]`));
   const names = new Set<string>();
   for (const row of rows) {
@@ -61,5 +62,5 @@ export function parseMirror(text: string): RegistrySnapshot {
     names.add(row.name);
   }
   rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { revision: revision as number, sessions: rows };
+  return { revision, sessions: rows };
 }

@@ -202,7 +202,7 @@ export class SessionRegistry {
       if (verdict !== 'ok') throw new Error(`integrity check: ${String(verdict)}`);
       const revision = Number(metaValue(db, 'revision') ?? NaN);
       if (!Number.isInteger(revision) || revision < 0) throw new Error('it has no revision');
-      const sessions = selectRows(db).map((row) => validateSessionRow(row, 'agent-sessions.db'));
+      const sessions = selectRows(db);
       return { kind: 'ok', db, snapshot: { revision, sessions }, mirrorSha: metaValue(db, 'mirror_sha256') || undefined };
     } catch (err) {
       db?.close();
@@ -242,7 +242,7 @@ export class SessionRegistry {
  * the DB. Returns the mirror text to write after the DB.
  */
 function stampMirror(db: Database): string {
-  const sessions = selectRows(db).map((row) => validateSessionRow(row, 'agent-sessions.db'));
+  const sessions = selectRows(db);
   const revision = Number(metaValue(db, 'revision'));
   const mirror = renderMirror({ revision, sessions });
   db.run(`INSERT INTO meta (key, value) VALUES ('mirror_sha256', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, [sha256(Buffer.from(mirror))]);
@@ -287,27 +287,26 @@ function transactionOn(db: Database): RegistryTransaction & { changed: boolean }
 }
 
 function insertRow(db: Database, row: SessionRow): void {
-  const values: SqlValue[] = SESSION_FIELDS.map((field) => {
+  // SQLite has no booleans (resumable: 0 or 1) and no lists (command: JSON text).
+  const values = SESSION_FIELDS.map((field): SqlValue => {
     const v = row[field];
-    if (field === 'resumable') return v ? 1 : 0;
-    if (field === 'command') return v === null ? null : JSON.stringify(v);
-    return v as SqlValue;
+    if (typeof v === 'boolean') return v ? 1 : 0;
+    if (Array.isArray(v)) return JSON.stringify(v);
+    return v;
   });
   db.run(`INSERT INTO sessions (${SESSION_FIELDS.join(', ')}) VALUES (${SESSION_FIELDS.map(() => '?').join(', ')})`, values);
 }
 
+/** The rows, each read back through the session schema (a DB edited by hand is named, never trusted). */
 function selectRows(db: Database, name?: string): SessionRow[] {
   const stmt = db.prepare(`SELECT ${SESSION_FIELDS.join(', ')} FROM sessions ${name === undefined ? '' : 'WHERE name = ?'} ORDER BY name`);
   try {
     if (name !== undefined) stmt.bind([name]);
     const rows: SessionRow[] = [];
     while (stmt.step()) {
-      const raw = stmt.getAsObject() as Record<string, SqlValue>;
-      rows.push({
-        ...(raw as unknown as SessionRow),
-        resumable: raw.resumable === 1,
-        command: raw.command === null ? null : (JSON.parse(String(raw.command)) as string[]),
-      });
+      const raw = stmt.getAsObject();
+      const row = { ...raw, resumable: raw.resumable === 1, command: raw.command === null ? null : JSON.parse(String(raw.command)) };
+      rows.push(validateSessionRow(row, 'agent-sessions.db'));
     }
     return rows;
   } finally {

@@ -1,5 +1,6 @@
 import { ValidationError } from '../base/errors';
 import { nameProblem, printable } from '../base/ids';
+import { bool, int, isRecord, list, nullable, obj, oneOf, parse, refine, str, type Schema } from '../base/schema';
 
 export const SESSION_ROLES = ['orchestrator', 'planner', 'developer', 'creator', 'reviewer', 'worker'] as const;
 export const SESSION_STATUSES = ['starting', 'running', 'stopped', 'terminated', 'failed'] as const;
@@ -40,64 +41,39 @@ export const SESSION_FIELDS = [
 const AGENT_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
+const text = str();
+const optionalText = nullable(text, { absent: true });
+const time = str({ pattern: ISO_TIME, why: 'must be an ISO-8601 UTC time' });
+
+const sessionRowSchema: Schema<SessionRow> = obj(
+  {
+    name: refine(text, (name) => {
+      const problem = nameProblem(name, 'name');
+      return problem && `is invalid: ${problem}`;
+    }),
+    agent: refine(text, (agent) => (AGENT_PATTERN.test(agent) ? undefined : `'${printable(agent)}' is not an agent name`)),
+    role: oneOf(SESSION_ROLES),
+    mux: oneOf(MUX_KINDS),
+    server: str({ min: 1, max: 128, pattern: /^[^/\0]*$/, why: 'must be a non-empty name without / ' }),
+    target: optionalText,
+    cwd: refine(text, (cwd) => (cwd.startsWith('/') ? undefined : 'must be an absolute path')),
+    status: oneOf(SESSION_STATUSES),
+    resumable: bool(),
+    conversation_id: optionalText,
+    pid: nullable(int({ min: 1 }), { absent: true, why: 'must be a positive integer or null' }),
+    created_at: time,
+    updated_at: time,
+    current_job: optionalText,
+    command: nullable(list(text, { min: 1, why: 'must be a non-empty list of strings' }), { absent: true, why: 'must be a non-empty list of strings' }),
+  },
+  { extra: 'refuse', unknown: (key) => [key, 'is not a session field'], why: 'must be a mapping of fields' },
+);
+
 /**
  * Checks an untrusted value (a YAML entry, a row about to be written) against the schema and
  * returns it typed. The error names the session and the field.
  */
 export function validateSessionRow(raw: unknown, where: string): SessionRow {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ValidationError(`${where}: a session must be a mapping of fields`);
-  }
-  const r = raw as Record<string, unknown>;
-  const label = typeof r.name === 'string' ? `${where}: session '${printable(r.name)}'` : where;
-  const fail = (field: string, why: string): never => {
-    throw new ValidationError(`${label}: ${field} ${why}`);
-  };
-  for (const key of Object.keys(r)) {
-    if (!(SESSION_FIELDS as readonly string[]).includes(key)) fail(key, 'is not a session field');
-  }
-  const str = (field: string): string => (typeof r[field] === 'string' ? (r[field] as string) : fail(field, 'must be a string'));
-  const optStr = (field: string): string | null => (r[field] === null || r[field] === undefined ? null : str(field));
-  const oneOf = <T extends string>(field: string, allowed: readonly T[]): T => {
-    const v = str(field);
-    return (allowed as readonly string[]).includes(v) ? (v as T) : fail(field, `must be one of ${allowed.join(', ')} (got '${printable(v)}')`);
-  };
-  const time = (field: string): string => (ISO_TIME.test(str(field)) ? str(field) : fail(field, 'must be an ISO-8601 UTC time'));
-
-  const name = str('name');
-  const problem = nameProblem(name, 'name');
-  if (problem) fail('name', `is invalid: ${problem}`);
-  const agent = str('agent');
-  if (!AGENT_PATTERN.test(agent)) fail('agent', `'${printable(agent)}' is not an agent name`);
-  const server = str('server');
-  if (server.length === 0 || server.length > 128 || /[/\0]/.test(server)) fail('server', 'must be a non-empty name without / ');
-  const cwd = str('cwd');
-  if (!cwd.startsWith('/')) fail('cwd', 'must be an absolute path');
-  if (typeof r.resumable !== 'boolean') fail('resumable', 'must be true or false');
-  const pid = r.pid === null || r.pid === undefined ? null : r.pid;
-  if (pid !== null && !(Number.isInteger(pid) && (pid as number) > 0)) fail('pid', 'must be a positive integer or null');
-  let command: string[] | null = null;
-  if (r.command !== null && r.command !== undefined) {
-    if (!Array.isArray(r.command) || r.command.length === 0 || !r.command.every((w) => typeof w === 'string')) {
-      fail('command', 'must be a non-empty list of strings');
-    }
-    command = [...(r.command as string[])];
-  }
-  return {
-    name,
-    agent,
-    role: oneOf('role', SESSION_ROLES),
-    mux: oneOf('mux', MUX_KINDS),
-    server,
-    target: optStr('target'),
-    cwd,
-    status: oneOf('status', SESSION_STATUSES),
-    resumable: r.resumable as boolean,
-    conversation_id: optStr('conversation_id'),
-    pid: pid as number | null,
-    created_at: time('created_at'),
-    updated_at: time('updated_at'),
-    current_job: optStr('current_job'),
-    command,
-  };
+  const label = isRecord(raw) && typeof raw.name === 'string' ? `${where}: session '${printable(raw.name)}'` : where;
+  return parse(sessionRowSchema, raw, (problem) => new ValidationError(`${label}: ${problem}`), 'a session');
 }

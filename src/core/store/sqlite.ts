@@ -7,7 +7,8 @@ let loading: Promise<SqlJsStatic> | undefined;
 
 /** Loads sql.js (SQLite compiled to WebAssembly) once per process. */
 export function loadSqlJs(): Promise<SqlJsStatic> {
-  loading ??= initSqlJs({ wasmBinary: readWasm() as unknown as ArrayBuffer });
+  // sql.js asks for an ArrayBuffer; a Buffer read from disk is a view into a shared pool, so copy it out.
+  loading ??= initSqlJs({ wasmBinary: new Uint8Array(readWasm()).buffer });
   return loading;
 }
 

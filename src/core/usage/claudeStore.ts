@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { claudeSlug } from '../agents/claude';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, timeOf, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, textOf, timeOf, type ConversationEntry } from './conversation';
 
 /** claude's conversation file: `$CLAUDE_CONFIG_DIR or ~/.claude` / projects / <slug of cwd> / <id>.jsonl. */
 export function claudeConversationFile(ctx: StoreContext, cwd: string, conversationId: string): string {
@@ -22,7 +24,7 @@ export function claudeConversationFile(ctx: StoreContext, cwd: string, conversat
 export function readClaudeConversation(file: string): ConversationEntry[] {
   const out: ConversationEntry[] = [];
   const seen = new Set<string>();
-  for (const line of jsonLines(file)) {
+  for (const line of readJsonLines(file, anyObject)) {
     const at = timeOf(line.timestamp);
     const message = record(line.message);
     if (line.type === 'user' && message && line.isSidechain !== true) {
@@ -70,5 +72,5 @@ function promptText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   if (content.some((b) => record(b)?.type === 'tool_result')) return '';
-  return content.map((b) => (record(b)?.type === 'text' && typeof record(b)?.text === 'string' ? (record(b)!.text as string) : '')).join('\n');
+  return content.map((b) => textOf(b, 'text')).join('\n');
 }

@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { listDir } from '../agents/store';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, timeOf, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, textOf, timeOf, type ConversationEntry } from './conversation';
 
 /** codex's rollout of a conversation: `$CODEX_HOME or ~/.codex` / sessions / YYYY / MM / DD / rollout-<time>-<id>.jsonl. */
 export function codexRolloutFile(ctx: StoreContext, conversationId: string): string | undefined {
@@ -32,7 +34,7 @@ export function readCodexRollout(file: string): ConversationEntry[] {
   const out: ConversationEntry[] = [];
   let model: string | null = null;
   let lastTotal = '';
-  for (const line of jsonLines(file)) {
+  for (const line of readJsonLines(file, anyObject)) {
     const at = timeOf(line.timestamp);
     const payload = record(line.payload);
     if (!payload) continue;
@@ -68,5 +70,5 @@ function codexCall(u: Record<string, unknown>, model: string | null): ModelCall 
 
 function inputText(content: unknown): string {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
-  return content.map((b) => (typeof record(b)?.text === 'string' ? (record(b)!.text as string) : '')).join('\n');
+  return content.map((b) => textOf(b)).join('\n');
 }

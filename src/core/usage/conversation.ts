@@ -1,4 +1,4 @@
-import * as fs from 'node:fs';
+import { isRecord } from '../base/schema';
 import type { ModelCall } from './counts';
 
 /**
@@ -19,30 +19,6 @@ export function jobOfPrompt(text: string): string | undefined {
   return JOB_LINE.exec(text)?.[1];
 }
 
-/**
- * The JSON objects of a JSON-lines file, in order. A line that does not parse is skipped: the last
- * one may be half written (the agent is still writing it), and stores hold foreign lines.
- */
-export function jsonLines(file: string): Array<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  const out: Array<Record<string, unknown>> = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const v = JSON.parse(line) as unknown;
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) out.push(v as Record<string, unknown>);
-    } catch {
-      // torn or foreign
-    }
-  }
-  return out;
-}
-
 export function timeOf(v: unknown): number | null {
   if (typeof v !== 'string') return null;
   const t = Date.parse(v);
@@ -50,5 +26,11 @@ export function timeOf(v: unknown): number | null {
 }
 
 export function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  return isRecord(v) ? v : undefined;
+}
+
+/** The text of a content block (`{ type: 'text', text }`; any type unless `type` is given), or ''. */
+export function textOf(block: unknown, type?: string): string {
+  const b = record(block);
+  return b && (type === undefined || b.type === type) && typeof b.text === 'string' ? b.text : '';
 }

@@ -1,7 +1,9 @@
 import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, timeOf, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, timeOf, type ConversationEntry } from './conversation';
 
 /** copilot's conversation: `$COPILOT_HOME or ~/.copilot` / session-state / <id> / events.jsonl. */
 export function copilotEventsFile(ctx: StoreContext, conversationId: string): string {
@@ -17,7 +19,7 @@ export function copilotEventsFile(ctx: StoreContext, conversationId: string): st
  */
 export function readCopilotEvents(file: string): ConversationEntry[] {
   const out: ConversationEntry[] = [];
-  for (const line of jsonLines(file)) {
+  for (const line of readJsonLines(file, anyObject)) {
     const at = timeOf(line.timestamp);
     const data = record(line.data);
     if (!data) continue;

@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { listDir, readFirstLine } from '../agents/store';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, timeOf, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, timeOf, type ConversationEntry } from './conversation';
 
 /**
  * gemini's files of one conversation: `~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of
@@ -36,7 +38,7 @@ export function geminiConversationFiles(ctx: StoreContext, conversationId: strin
 export function readGeminiConversation(files: readonly string[]): ConversationEntry[] {
   const byId = new Map<string, Record<string, unknown>>();
   for (const file of files) {
-    for (const line of jsonLines(file)) {
+    for (const line of readJsonLines(file, anyObject)) {
       const set = record(line.$set);
       const messages = Array.isArray(set?.messages) ? set.messages : [line];
       for (const m of messages) {

@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { listDir } from '../agents/store';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, type ConversationEntry } from './conversation';
 
 /**
  * grok's log of a conversation: `$GROK_HOME or ~/.grok` / sessions / <URL-encoded cwd, or a slug
@@ -26,7 +28,7 @@ export function grokUpdatesFile(ctx: StoreContext, conversationId: string): stri
  */
 export function readGrokUpdates(file: string): ConversationEntry[] {
   const out: ConversationEntry[] = [];
-  for (const line of jsonLines(file)) {
+  for (const line of readJsonLines(file, anyObject)) {
     const params = record(line.params);
     const update = record(params?.update);
     const meta = record(params?._meta) ?? record(line._meta);

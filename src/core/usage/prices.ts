@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { errorMessage } from '../base/errors';
+import { num, obj, optional, parse, record, type Schema } from '../base/schema';
 import type { JobUsage, TokenCounts } from '../store/jobUsageSchema';
 import type { UsageSum } from './sum';
 
@@ -88,27 +90,28 @@ export function loadPriceTable(file: string, warn: (message: string) => void): P
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return problem(`not JSON (${(err as Error).message})`);
+    return problem(`not JSON (${errorMessage(err)})`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return problem('must be an object of model → prices');
-  const table: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
-  for (const [model, v] of Object.entries(raw as Record<string, unknown>)) {
-    const why = priceProblem(v);
-    if (why) return problem(`'${model.slice(0, 60)}' ${why}`);
-    table[model] = v as ModelPrice;
+  try {
+    return { ...DEFAULT_PRICES, ...parse(priceFile, raw, (why) => new Error(why), '') };
+  } catch (err) {
+    return problem(errorMessage(err));
   }
-  return table;
 }
 
-function priceProblem(v: unknown): string | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object such as { "input": 3, "output": 15 }';
-  const p = v as Record<string, unknown>;
-  const ok = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= 0;
-  for (const key of ['input', 'output']) if (!ok(p[key])) return `needs ${key} as a non-negative number (USD per million tokens)`;
-  for (const key of ['cached_input', 'cache_write']) if (key in p && !ok(p[key])) return `has ${key} that is not a non-negative number`;
-  const unknown = Object.keys(p).find((k) => !['input', 'output', 'cached_input', 'cache_write'].includes(k));
-  return unknown ? `has an unknown field '${unknown.slice(0, 40)}'` : undefined;
-}
+// Messages name the model, then what its entry lacks: `'gpt-x' needs output as a non-negative number …`.
+const usd = (why: string): Schema<number> => num({ min: 0, why });
+const atModel = (at: string): string => at;
+const modelPrice: Schema<ModelPrice> = obj(
+  {
+    input: usd('needs input as a non-negative number (USD per million tokens)'),
+    output: usd('needs output as a non-negative number (USD per million tokens)'),
+    cached_input: optional(usd('has cached_input that is not a non-negative number')),
+    cache_write: optional(usd('has cache_write that is not a non-negative number')),
+  },
+  { extra: 'refuse', childPath: atModel, why: 'must be an object such as { "input": 3, "output": 15 }' },
+);
+const priceFile = record(modelPrice, { childPath: (_, model) => `'${model.slice(0, 60)}'`, why: 'must be an object of model → prices' });
 
 /** The workspace's price table: the built-in one with `.mam/prices.json` laid over it. */
 export function workspacePrices(paths: { dir: string }, warn: (message: string) => void): PriceTable {

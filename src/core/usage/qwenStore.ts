@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import type { StoreContext } from '../agents/adapter';
 import { qwenChatsDir } from '../agents/qwen';
 import { tokenCount, type ModelCall } from './counts';
-import { jobOfPrompt, jsonLines, record, timeOf, type ConversationEntry } from './conversation';
+import { readJsonLines } from '../base/jsonLines';
+import { anyObject } from '../base/schema';
+import { jobOfPrompt, record, timeOf, type ConversationEntry } from './conversation';
 
 /** qwen's conversation file: `~/.qwen/projects/<cwd, non-alphanumerics as ->/chats/<id>.jsonl`. */
 export function qwenConversationFile(ctx: StoreContext, cwd: string, conversationId: string): string {
@@ -19,7 +21,7 @@ export function qwenConversationFile(ctx: StoreContext, cwd: string, conversatio
  */
 export function readQwenConversation(file: string): ConversationEntry[] {
   const out: ConversationEntry[] = [];
-  for (const line of jsonLines(file)) {
+  for (const line of readJsonLines(file, anyObject)) {
     const at = timeOf(line.timestamp);
     const message = record(line.message);
     const parts = Array.isArray(message?.parts) ? message.parts.map(record) : [];
