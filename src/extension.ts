@@ -1,24 +1,24 @@
 import * as vscode from 'vscode';
 import type { Logger } from './core/base/log';
-import { Views } from './views/commandIds';
-import { EngineHost } from './views/engineHost';
-import { registerJobCommands } from './views/jobCommands';
-import { registerPersonCommands } from './views/personCommands';
-import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobLogDocument';
-import { JobsTreeProvider } from './views/jobsTree';
-import { Notifier } from './views/notifications';
-import { registerSessionCommands } from './views/sessionCommands';
-import { SessionsTreeProvider } from './views/sessionsTree';
-import { JobStatusBar } from './views/statusBar';
-import { registerDemoCommand, registerLoopCommands } from './views/loopCommands';
-import { LoopsTreeProvider } from './views/loopsTree';
-import { MergeQueueTreeProvider } from './views/mergeQueueTree';
-import { registerMergeQueueCommands } from './views/mergeQueueCommands';
-import { ReportPanels } from './views/reportPanel';
-import { Schemes, SnapshotContentProvider } from './views/snapshotDocuments';
-import { GitignoreOffer } from './views/gitignoreOffer';
-import { InitOffer } from './views/initOffer';
-import { registerWorkspaceCommands } from './views/workspaceCommands';
+import { Views } from './views/host/commandIds';
+import { EngineHost } from './views/host/engineHost';
+import { registerJobCommands } from './views/jobs/jobCommands';
+import { registerPersonCommands } from './views/jobs/personCommands';
+import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobs/jobLogDocument';
+import { JobsTreeProvider } from './views/jobs/jobsTree';
+import { Notifier } from './views/window/notifications';
+import { registerSessionCommands } from './views/sessions/sessionCommands';
+import { SessionsTreeProvider } from './views/sessions/sessionsTree';
+import { JobStatusBar } from './views/window/statusBar';
+import { registerDemoCommand, registerLoopCommands } from './views/loops/loopCommands';
+import { LoopsTreeProvider } from './views/loops/loopsTree';
+import { MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
+import { registerMergeQueueCommands } from './views/merge/mergeQueueCommands';
+import { ReportPanels } from './views/loops/reportPanel';
+import { Schemes, SnapshotContentProvider } from './views/loops/snapshotDocuments';
+import { GitignoreOffer } from './views/workspace/gitignoreOffer';
+import { InitOffer } from './views/workspace/initOffer';
+import { registerWorkspaceCommands } from './views/workspace/workspaceCommands';
 
 /** What the extension hands to its own tests (and to anyone curious): the live parts. */
 export interface MamApi {

@@ -1,6 +1,6 @@
 /**
  * The one message protocol of the review-report webview, used by both sides: the extension
- * (src/views/reportPanel.ts) and the page's script (src/webview/report.ts, built to
+ * (src/views/loops/reportPanel.ts) and the page's script (src/webview/report.ts, built to
  * media/report.js). Every message that crosses is checked by the `is…` guards on arrival, each
  * reading it with its schema (src/core/base/schema.ts, which uses none of Node's APIs).
  */

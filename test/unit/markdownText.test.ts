@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import MarkdownIt from 'markdown-it';
-import { codeSpan, markdownLines, markdownText } from '../../src/views/markdown';
+import { codeSpan, markdownLines, markdownText } from '../../src/views/shared/markdown';
 
 const md = new MarkdownIt({ html: false, linkify: false });
 /** What a reader sees: the rendered HTML as text. */

@@ -8,8 +8,8 @@ import type { JobChange } from '../../../src/core/jobs/jobLedger';
 import type { JobRecord } from '../../../src/core/store/jobSchema';
 import { publishJobEvent } from '../../../src/core/messaging/publisher';
 import type { MamApi } from '../../../src/extension';
-import { groupOf, type JobsNode } from '../../../src/views/jobsTree';
-import { JobsModel } from '../../../src/views/jobsModel';
+import { groupOf, type JobsNode } from '../../../src/views/jobs/jobsTree';
+import { JobsModel } from '../../../src/views/jobs/jobsModel';
 import { waitFor } from '../waitFor';
 import { mamApi } from './support';
 

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
-import type { LoopsNode } from '../../../src/views/loopsTree';
+import type { LoopsNode } from '../../../src/views/loops/loopsTree';
 import { waitFor } from '../waitFor';
 import { Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi, REPO_ROOT } from './support';

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
-import type { MergeQueueNode } from '../../../src/views/mergeQueueTree';
+import type { MergeQueueNode } from '../../../src/views/merge/mergeQueueTree';
 import { waitFor } from '../waitFor';
 import { Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';

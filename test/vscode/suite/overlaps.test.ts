@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
-import type { SessionsNode } from '../../../src/views/sessionsTree';
+import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import { waitFor } from '../waitFor';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
 

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
-import { buildModel } from '../../../src/views/reportPanel';
+import { buildModel } from '../../../src/views/loops/reportPanel';
 import { isHostMessage } from '../../../src/webview/reportProtocol';
 import { axisFor, barSpan, loopSpan } from '../../../src/webview/timeline';
 import { waitFor } from '../waitFor';

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
-import type { SessionsNode } from '../../../src/views/sessionsTree';
-import type { JobsNode } from '../../../src/views/jobsTree';
+import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
+import type { JobsNode } from '../../../src/views/jobs/jobsTree';
 import { waitFor } from '../waitFor';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
 

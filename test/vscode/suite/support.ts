@@ -6,7 +6,7 @@ import { TmuxBackend } from '../../../src/core/mux/tmux';
 import { waitFor } from '../waitFor';
 
 export const EXTENSION_ID = 'mam-dev.multi-agent-mux';
-/** The placeholder of the question "which workspace folder?" (src/views/picks.ts), as a user sees it. */
+/** The placeholder of the question "which workspace folder?" (src/views/shared/picks.ts), as a user sees it. */
 export const FOLDER_QUESTION = 'In which workspace folder?';
 /** The repository: this file runs from out/test/vscode/suite/. */
 export const REPO_ROOT = path.resolve(__dirname, '../../../..');

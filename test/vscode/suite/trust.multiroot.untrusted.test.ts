@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TmuxBackend } from '../../../src/core/mux/tmux';
-import type { SessionsNode } from '../../../src/views/sessionsTree';
+import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import { waitFor } from '../waitFor';
 import { Prompts } from './prompts';
 import { fakeAgentCommand, mamApi } from './support';

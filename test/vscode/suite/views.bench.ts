@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { newJobId } from '../../../src/core/base/ids';
 import { publishJobEvent } from '../../../src/core/messaging/publisher';
-import type { JobsNode } from '../../../src/views/jobsTree';
-import type { SessionsNode } from '../../../src/views/sessionsTree';
+import type { JobsNode } from '../../../src/views/jobs/jobsTree';
+import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import { waitFor } from '../waitFor';
 import { mamApi } from './support';
 

@@ -1,10 +1,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerBrokerCommands } from './brokerCommands';
-import { BROKER_PASSWORD_SECRET, Commands } from './commandIds';
-import type { EngineHost } from './engineHost';
-import { runSteps } from './multiStep';
-import { folderFor, pickFolders, reportErrors, type FolderRef } from './picks';
+import { BROKER_PASSWORD_SECRET, Commands } from '../host/commandIds';
+import type { EngineHost } from '../host/engineHost';
+import { runSteps } from '../shared/multiStep';
+import { folderFor, pickFolders, reportErrors, type FolderRef } from '../shared/picks';
 
 /** Broker settings and start/stop, the monitor, doctor, the .mam folder, refresh. */
 export function registerWorkspaceCommands(host: EngineHost, context: vscode.ExtensionContext, channel: vscode.LogOutputChannel): vscode.Disposable[] {

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { Commands } from './commandIds';
-import type { EngineHost } from './engineHost';
-import type { Notifier } from './notifications';
+import { Commands } from '../host/commandIds';
+import type { EngineHost } from '../host/engineHost';
+import type { Notifier } from '../window/notifications';
 import { isOpen } from './jobItems';
 import { jobLogUri } from './jobLogDocument';
-import { runSteps } from './multiStep';
-import { folderFor, pickJob, reportErrors, sessionItems, sessionOf, type FolderRef, type JobRef, type SessionItem, type SessionRef } from './picks';
+import { runSteps } from '../shared/multiStep';
+import { folderFor, pickJob, reportErrors, sessionItems, sessionOf, type FolderRef, type JobRef, type SessionItem, type SessionRef } from '../shared/picks';
 
 /** Jobs: delegate, cancel, show the log, open the brief, verify. */
 export function registerJobCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { nameProblem } from '../core/base/ids';
-import { Commands } from './commandIds';
-import type { EngineHost } from './engineHost';
-import { runSteps } from './multiStep';
-import { folderFor, pickJob, reportErrors, type FolderRef, type JobRef } from './picks';
+import { nameProblem } from '../../core/base/ids';
+import { Commands } from '../host/commandIds';
+import type { EngineHost } from '../host/engineHost';
+import { runSteps } from '../shared/multiStep';
+import { folderFor, pickJob, reportErrors, type FolderRef, type JobRef } from '../shared/picks';
 
 /** A person as an assignee (`human:NAME`): delegate to them, and let them start and complete it here. */
 export function registerPersonCommands(host: EngineHost, state: vscode.Memento): vscode.Disposable[] {

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import { Commands, Views } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
+import { printable } from '../../core/base/ids';
+import { Commands, Views } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
 import type { MergeQueueNode } from './mergeQueueTree';
-import { folderFor, reportErrors, type FolderRef } from './picks';
+import { folderFor, reportErrors, type FolderRef } from '../shared/picks';
 
 type EntryRef = { folderIndex: number; entryId: string };
 

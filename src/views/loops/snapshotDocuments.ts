@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import { isPinned } from '../core/loop/snapshot';
-import type { EngineHost } from './engineHost';
+import { printable } from '../../core/base/ids';
+import { isPinned } from '../../core/loop/snapshot';
+import type { EngineHost } from '../host/engineHost';
 
 /** The custom URI schemes of the extension, in one place. */
 export const Schemes = {

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { Commands, ContextKeys } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { isOpen } from './jobItems';
-import { pickFolders, reportErrors, type FolderRef } from './picks';
+import { Commands, ContextKeys } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { isOpen } from '../jobs/jobItems';
+import { pickFolders, reportErrors, type FolderRef } from '../shared/picks';
 
 /**
  * Start / Stop Broker: the embedded broker of each folder that uses one (a folder with a broker of

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { isOpen, needsPermission, type JobRecord } from '../core/store/jobSchema';
-import { Views } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { markdownText } from './markdown';
-import { DisposableBase } from '../core/base/disposable';
+import { isOpen, needsPermission, type JobRecord } from '../../core/store/jobSchema';
+import { Views } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { markdownText } from '../shared/markdown';
+import { DisposableBase } from '../../core/base/disposable';
 
 export interface StatusCounts {
   /** Open jobs that are not waiting for the user, a person's tasks aside. */

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import { isOpen as isOpenState, needsPermission, type JobRecord } from '../core/store/jobSchema';
-import { jobTitle } from '../core/jobs/title';
-import { formatUsage } from '../core/usage/format';
-import { DEFAULT_PRICES, type PriceTable } from '../core/usage/prices';
-import { codeSpan, markdownText } from './markdown';
+import { printable } from '../../core/base/ids';
+import { isOpen as isOpenState, needsPermission, type JobRecord } from '../../core/store/jobSchema';
+import { jobTitle } from '../../core/jobs/title';
+import { formatUsage } from '../../core/usage/format';
+import { DEFAULT_PRICES, type PriceTable } from '../../core/usage/prices';
+import { codeSpan, markdownText } from '../shared/markdown';
 
 /** How a job's state looks wherever a job is shown. */
 const STATE_LOOK: Record<string, { icon: string; color?: string; label: string }> = {

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { FolderEngine } from './engineHost';
+import type { FolderEngine } from '../host/engineHost';
 import { codeSpan, markdownText } from './markdown';
 
 /** A workspace folder's row, heading its sessions, jobs, loops or merge queue when more than one folder uses MAM. */

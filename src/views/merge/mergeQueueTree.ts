@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import type { MergeEntry } from '../core/merge/mergeQueue';
-import { DisposableBase } from '../core/base/disposable';
-import { Commands } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { codeSpan, markdownText } from './markdown';
-import { ViewProblems } from './viewProblems';
-import { folderItem, type FolderNode } from './folderItems';
+import { printable } from '../../core/base/ids';
+import type { MergeEntry } from '../../core/merge/mergeQueue';
+import { DisposableBase } from '../../core/base/disposable';
+import { Commands } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { codeSpan, markdownText } from '../shared/markdown';
+import { ViewProblems } from '../shared/viewProblems';
+import { folderItem, type FolderNode } from '../shared/folderItems';
 
 export type MergeQueueNode =
   | FolderNode

@@ -1,16 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Logger } from '../core/base/log';
-import type { WorkspaceEngine } from '../core/workspaceEngine';
-import type { JobChange } from '../core/jobs/jobLedger';
-import type { JobRecord } from '../core/store/jobSchema';
-import type { EventPayload } from '../core/messaging/protocol';
-import type { OverlapPair } from '../core/overlap/overlapReport';
+import type { Logger } from '../../core/base/log';
+import type { WorkspaceEngine } from '../../core/workspaceEngine';
+import type { JobChange } from '../../core/jobs/jobLedger';
+import type { JobRecord } from '../../core/store/jobSchema';
+import type { EventPayload } from '../../core/messaging/protocol';
+import type { OverlapPair } from '../../core/overlap/overlapReport';
 import { BROKER_PASSWORD_SECRET, ContextKeys } from './commandIds';
-import { JobsModel } from './jobsModel';
-import { DisposableBase } from '../core/base/disposable';
-import { printable } from '../core/base/ids';
+import { JobsModel } from '../jobs/jobsModel';
+import { DisposableBase } from '../../core/base/disposable';
+import { printable } from '../../core/base/ids';
 
 /** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {
@@ -20,8 +20,8 @@ export interface FolderEngine {
   jobs: JobsModel;
 }
 
-type EngineModule = typeof import('../engine');
-type BrokerSecret = import('../engine').BrokerSecret;
+type EngineModule = typeof import('../../engine');
+type BrokerSecret = import('../../engine').BrokerSecret;
 
 /**
  * One engine per workspace folder (multi-root: one each), built on first need from dist/engine.js
@@ -245,7 +245,7 @@ function hasControlPlane(fe: FolderEngine): boolean {
 export function readSettings(folder: vscode.WorkspaceFolder): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration('mam', folder.uri);
   const out: Record<string, unknown> = {};
-  const pkg = require('../../package.json') as { contributes: { configuration: { properties: Record<string, unknown> } } };
+  const pkg = require('../../../package.json') as { contributes: { configuration: { properties: Record<string, unknown> } } };
   for (const key of Object.keys(pkg.contributes.configuration.properties)) {
     const name = key.slice('mam.'.length);
     const inspected = config.inspect(name);

@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
-import { AGENT_NAMES } from '../core/agents/adapter';
-import { nameProblem, printable } from '../core/base/ids';
-import { splitWords } from '../core/base/shellWords';
-import { isOpen } from '../core/store/jobSchema';
-import { SESSION_ROLES, type SessionRow } from '../core/store/sessionSchema';
-import { Commands } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { runSteps } from './multiStep';
-import type { Notifier } from './notifications';
-import { folderFor, pickFolders, pickSession, reportErrors, type FolderRef, type SessionRef } from './picks';
+import { AGENT_NAMES } from '../../core/agents/adapter';
+import { nameProblem, printable } from '../../core/base/ids';
+import { splitWords } from '../../core/base/shellWords';
+import { isOpen } from '../../core/store/jobSchema';
+import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
+import { Commands } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { runSteps } from '../shared/multiStep';
+import type { Notifier } from '../window/notifications';
+import { folderFor, pickFolders, pickSession, reportErrors, type FolderRef, type SessionRef } from '../shared/picks';
 
 const ROLE_HINTS: Record<string, string> = {
   orchestrator: 'plans and delegates to the other sessions',

@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
-import type { JobRecord } from '../core/store/jobSchema';
-import type { SessionRow } from '../core/store/sessionSchema';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { isBlocked, isOpen, jobTreeItem } from './jobItems';
-import { folderItem } from './folderItems';
-import { DisposableBase } from '../core/base/disposable';
-import { codeSpan, markdownText } from './markdown';
+import type { JobRecord } from '../../core/store/jobSchema';
+import type { SessionRow } from '../../core/store/sessionSchema';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { isBlocked, isOpen, jobTreeItem } from '../jobs/jobItems';
+import { folderItem } from '../shared/folderItems';
+import { DisposableBase } from '../../core/base/disposable';
+import { codeSpan, markdownText } from '../shared/markdown';
 import * as path from 'node:path';
-import { printable } from '../core/base/ids';
-import { pairKey, type LineRange, type OverlapPair, type PairSide } from '../core/overlap/overlapReport';
+import { printable } from '../../core/base/ids';
+import { pairKey, type LineRange, type OverlapPair, type PairSide } from '../../core/overlap/overlapReport';
 
 export type SessionsNode =
   | { kind: 'folder'; folderIndex: number }

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Commands } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from '../core/base/disposable';
-import { folderFor, reportErrors } from './picks';
+import { Commands } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { DisposableBase } from '../../core/base/disposable';
+import { folderFor, reportErrors } from '../shared/picks';
 
 const NEVER_KEY = 'mam.gitignore.neverAsk';
 

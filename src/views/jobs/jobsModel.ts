@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { JobChange } from '../core/jobs/jobLedger';
-import { jobVersion, type JobRecord } from '../core/store/jobSchema';
+import type { JobChange } from '../../core/jobs/jobLedger';
+import { jobVersion, type JobRecord } from '../../core/store/jobSchema';
 
 /** Where a folder's job changes come from: its engine's `onDidChangeJob`. */
 export type JobChangeSource = (listener: (change: JobChange) => void) => { dispose(): void };

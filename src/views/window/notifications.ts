@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { newJobId, printable } from '../core/base/ids';
-import { isTerminal, needsPermission, type JobRecord } from '../core/store/jobSchema';
-import { jobTitle, loopTitle } from '../core/jobs/title';
-import { Commands, Views } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from '../core/base/disposable';
-import { sharedServers } from './sharedServers';
+import { newJobId, printable } from '../../core/base/ids';
+import { isTerminal, needsPermission, type JobRecord } from '../../core/store/jobSchema';
+import { jobTitle, loopTitle } from '../../core/jobs/title';
+import { Commands, Views } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { DisposableBase } from '../../core/base/disposable';
+import { sharedServers } from '../sessions/sharedServers';
 
 export type NoticeKind = 'progress' | 'permission' | 'failed' | 'completed' | 'loop' | 'lost' | 'conflict' | 'shared';
 

@@ -2,12 +2,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import type { LoopState } from '../core/loop/loopState';
-import { Commands } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { runSteps } from './multiStep';
-import { folderFor, reportErrors, type FolderRef } from './picks';
+import { printable } from '../../core/base/ids';
+import type { LoopState } from '../../core/loop/loopState';
+import { Commands } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { runSteps } from '../shared/multiStep';
+import { folderFor, reportErrors, type FolderRef } from '../shared/picks';
 import type { ReportPanels } from './reportPanel';
 import { openRoundChanges, openSnapshotDiff } from './snapshotDocuments';
 

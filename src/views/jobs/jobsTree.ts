@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { parseLoopHint } from '../core/loop/loopHint';
-import type { JobRecord } from '../core/store/jobSchema';
-import { loopTitle } from '../core/jobs/title';
-import type { EngineHost } from './engineHost';
+import { parseLoopHint } from '../../core/loop/loopHint';
+import type { JobRecord } from '../../core/store/jobSchema';
+import { loopTitle } from '../../core/jobs/title';
+import type { EngineHost } from '../host/engineHost';
 import { isBlocked, isOpen, jobTooltip, jobTreeItem } from './jobItems';
-import { DisposableBase } from '../core/base/disposable';
-import { folderItem, type FolderNode } from './folderItems';
+import { DisposableBase } from '../../core/base/disposable';
+import { folderItem, type FolderNode } from '../shared/folderItems';
 
 /** The groups of the Jobs view, in order; every job is in exactly one. */
 const GROUPS = [

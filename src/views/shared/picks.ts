@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import type { JobRecord } from '../core/store/jobSchema';
-import { jobTitle } from '../core/jobs/title';
-import type { SessionRow } from '../core/store/sessionSchema';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { isOpen } from './jobItems';
+import { printable } from '../../core/base/ids';
+import type { JobRecord } from '../../core/store/jobSchema';
+import { jobTitle } from '../../core/jobs/title';
+import type { SessionRow } from '../../core/store/sessionSchema';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { isOpen } from '../jobs/jobItems';
 
 /**
  * A command's subject: a tree node when run from a view, else what the user picks. Every node of

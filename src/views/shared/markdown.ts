@@ -1,4 +1,4 @@
-import { printable } from '../core/base/ids';
+import { printable } from '../../core/base/ids';
 
 /**
  * Text from outside (a name, a path, an ID, an agent's words) as a markdown code span, shown

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { InitMode, InitResult } from '../core/init/initWorkspace';
-import { printable } from '../core/base/ids';
-import { readManifest } from '../core/init/manifest';
-import { Commands } from './commandIds';
-import type { EngineHost, FolderEngine } from './engineHost';
-import { DisposableBase } from '../core/base/disposable';
-import { folderFor, reportErrors } from './picks';
+import type { InitMode, InitResult } from '../../core/init/initWorkspace';
+import { printable } from '../../core/base/ids';
+import { readManifest } from '../../core/init/manifest';
+import { Commands } from '../host/commandIds';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { DisposableBase } from '../../core/base/disposable';
+import { folderFor, reportErrors } from '../shared/picks';
 
 /** Folders whose offer the user put off in this workspace ("Not Now"). */
 const NOT_NOW_KEY = 'mam.init.notNow';

@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
-import { printable } from '../core/base/ids';
-import { loopTitle } from '../core/jobs/title';
-import type { LoopRound, LoopState } from '../core/loop/loopState';
-import { isPinned, type ChangedFile } from '../core/loop/snapshot';
-import { Commands } from './commandIds';
-import type { EngineHost } from './engineHost';
-import { DisposableBase } from '../core/base/disposable';
-import { codeSpan, markdownLines, markdownText } from './markdown';
-import { ViewProblems } from './viewProblems';
-import { folderItem, type FolderNode } from './folderItems';
+import { printable } from '../../core/base/ids';
+import { loopTitle } from '../../core/jobs/title';
+import type { LoopRound, LoopState } from '../../core/loop/loopState';
+import { isPinned, type ChangedFile } from '../../core/loop/snapshot';
+import { Commands } from '../host/commandIds';
+import type { EngineHost } from '../host/engineHost';
+import { DisposableBase } from '../../core/base/disposable';
+import { codeSpan, markdownLines, markdownText } from '../shared/markdown';
+import { ViewProblems } from '../shared/viewProblems';
+import { folderItem, type FolderNode } from '../shared/folderItems';
 
 export type LoopsNode =
   | FolderNode

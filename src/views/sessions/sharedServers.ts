@@ -1,4 +1,4 @@
-import type { FolderEngine } from './engineHost';
+import type { FolderEngine } from '../host/engineHost';
 
 /** Folders of the window whose sessions would run on one multiplexer server. */
 export interface SharedServer {

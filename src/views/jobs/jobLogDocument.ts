@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { formatEntry } from '../core/jobs/formatLog';
-import type { EngineHost } from './engineHost';
-import { DisposableBase } from '../core/base/disposable';
+import { formatEntry } from '../../core/jobs/formatLog';
+import type { EngineHost } from '../host/engineHost';
+import { DisposableBase } from '../../core/base/disposable';
 
 export const JOB_LOG_SCHEME = 'mam-log';
 
