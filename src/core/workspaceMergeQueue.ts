@@ -20,8 +20,8 @@ export class WorkspaceMergeQueue {
     private readonly logger: Logger,
     private readonly prepare: (what: string) => Promise<void>,
   ) {
-    this.store = new MergeQueueStore(jobs.deps.controlPlane.paths);
-    this.log = new MergeLog(jobs.deps.controlPlane.paths);
+    this.store = new MergeQueueStore(jobs.deps.controlPlane.paths, jobs.clock);
+    this.log = new MergeLog(jobs.deps.controlPlane.paths, () => this.store.now());
   }
 
   /** The queue file: watchers follow it. */
@@ -44,7 +44,7 @@ export class WorkspaceMergeQueue {
   /** Queues a branch (a worktree folder or a branch name) whose review loop passed. */
   async enqueue(request: Omit<EnqueueRequest, 'baseDir'>): Promise<MergeEntry> {
     await this.prepare('change the merge queue');
-    return enqueue(this.jobs.deps.controlPlane.paths, this.repo, { ...request, baseDir: this.repo });
+    return enqueue(this.jobs.deps.controlPlane.paths, this.repo, { ...request, baseDir: this.repo, clock: this.jobs.clock });
   }
 
   /** Lands the runnable entries one at a time (one runner per workspace: a second is refused). */

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from './base/clock';
 import { DisposableBase } from './base/disposable';
 import type { Event } from './base/emitter';
 import type { Logger } from './base/log';
@@ -19,10 +20,11 @@ export class WorkspaceOverlaps extends DisposableBase {
   /** A pair of checkouts that newly conflicts: once per conflict (one that stops and comes back is new). */
   readonly onNewConflict: Event<OverlapPair>;
 
-  constructor(listSessions: () => Promise<SessionRow[]>, logger: Logger) {
+  /** `clock`: the debounce of looks and the reports' time (the engine's clock; default the system's). */
+  constructor(listSessions: () => Promise<SessionRow[]>, logger: Logger, clock: Clock = systemClock) {
     super();
-    const checker = new OverlapChecker();
-    this.watcher = this._register(new OverlapWatcher({ check: async () => checker.check(await listSessions()), owns: checker }));
+    const checker = new OverlapChecker({ clock });
+    this.watcher = this._register(new OverlapWatcher({ check: async () => checker.check(await listSessions()), owns: checker, clock }));
     this.onDidChange = this.watcher.onDidChange;
     this.onNewConflict = this.watcher.onNewConflict;
     this._register(this.watcher.onDidFail((err) => logger.warn(`overlap check failed: ${errorMessage(err)}`)));

@@ -10,7 +10,8 @@ import type { MuxFactory } from '../../src/core/mux';
 import type { PaneInfo } from '../../src/core/mux/multiplexer';
 import type { ControlPlane } from '../../src/core/store/controlPlane';
 import type { JobRecord, JobTimers } from '../../src/core/store/jobSchema';
-import { clockOf, fakeDateClock, type InstalledFakeClock } from '../support/clock';
+import FakeTimers from '@sinonjs/fake-timers';
+import { clockOf, type FakeClock } from '../support/clock';
 import { controlPlane, jobRecord, tempWorkspace } from '../support/helpers';
 
 const S = 1000;
@@ -61,11 +62,11 @@ describe('nextDeadline: the next deadline of a job, from its record alone', () =
 
 /**
  * The supervisor on a fake clock: every deadline fires exactly when it is due, never a millisecond
- * before, and late events are applied before any timer judges (SPEC §5, §6). The fake clock also
- * stands in for `Date`, so the ledger stamps events with the same time.
+ * before, and late events are applied before any timer judges (SPEC §5, §6). The ledgers keep the
+ * same clock, so they stamp events with its time.
  */
 describe('the job supervisor on a fake clock', () => {
-  let clock: InstalledFakeClock;
+  let clock: FakeClock;
   let cp: ControlPlane;
   let ledger: JobLedger;
   let panes: PaneInfo[];
@@ -77,9 +78,9 @@ describe('the job supervisor on a fake clock', () => {
   const muxFactory: MuxFactory = () => ({ listPanes: async () => panes, capture: async () => 'the last screen' }) as never;
 
   beforeEach(() => {
-    clock = fakeDateClock();
+    clock = FakeTimers.createClock(Date.now());
     cp = controlPlane(tempWorkspace());
-    ledger = new JobLedger(cp, new MemoryLogger());
+    ledger = new JobLedger(cp, new MemoryLogger(), clockOf(clock));
     panes = [{ id: '%1', alive: true, pid: 4242, command: 'node' } as PaneInfo];
     judged = [];
   });
@@ -87,7 +88,6 @@ describe('the job supervisor on a fake clock', () => {
     for (const s of supervisors.splice(0)) s.dispose();
     logs.length = 0;
     ledger.dispose();
-    clock.uninstall();
   });
 
   /** Judgements held at the start until this many have begun (two supervisors deciding at once). */
@@ -259,7 +259,7 @@ describe('the job supervisor on a fake clock', () => {
   });
 
   it('two supervisors (two processes) judging one job at the same moment decide once', async () => {
-    const other = new JobLedger(cp, new MemoryLogger());
+    const other = new JobLedger(cp, new MemoryLogger(), clockOf(clock));
     supervise();
     const second = supervise({ ownerToken: 'me' }, other);
     barrier = 2;
@@ -318,7 +318,7 @@ describe('the job supervisor on a fake clock', () => {
   });
 });
 
-/** Waits on real time (the fake clock stands in for Date), checking every 5 ms, at most 5 s. */
+/** Waits on real time, checking every 5 ms, at most 5 s. */
 async function until(predicate: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 5));
   assert.ok(predicate(), 'timed out');

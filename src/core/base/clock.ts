@@ -1,18 +1,35 @@
 /**
- * Time as the supervisor and the loop see it. Production code uses `systemClock`; tests pass a fake
- * (`clockOf(FakeTimers.createClock())`, test/support/clock.ts) and move time on without waiting.
+ * Time as the core keeps it: the job engine and everything it builds (ledger, bus, supervisor,
+ * usage readings, delivery), the loop, the merge queue and the overlap watcher. Production code
+ * uses `systemClock`; tests pass a fake (`clockOf(FakeTimers.createClock())`, test/support/clock.ts)
+ * and move time on without waiting. The few places left on the global clock are listed, each with
+ * its reason, in test/unit/clockUse.test.ts.
  */
 export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };
+
+/** The clock's time as a Date. */
+export function dateOn(clock: Clock): Date {
+  return new Date(clock.now());
+}
+
+/** The clock's time as an ISO 8601 timestamp, the form every record of `.mam/` keeps. */
+export function isoOn(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
 
 /** Lets the process exit while `handle` (a timer of systemClock) waits; other clocks' handles pass through. */
 export function unrefTimer(handle: unknown): unknown {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from './clock';
 import type { Disposable } from './disposable';
 
 /** The shape of vscode.Event<T>: subscribe with a listener, get a Disposable back. */
@@ -50,16 +51,16 @@ export class Emitter<T> implements Disposable {
   }
 }
 
-/** Resolves with the first event that satisfies `predicate`, or rejects after `timeoutMs`. */
-export function waitForEvent<T>(event: Event<T>, predicate: (e: T) => boolean, timeoutMs: number, what = 'event'): Promise<T> {
+/** Resolves with the first event that satisfies `predicate`, or rejects after `timeoutMs` of `clock`'s time. */
+export function waitForEvent<T>(event: Event<T>, predicate: (e: T) => boolean, timeoutMs: number, what = 'event', clock: Clock = systemClock): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       sub.dispose();
       reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
     }, timeoutMs);
     const sub = event((e) => {
       if (predicate(e)) {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         sub.dispose();
         resolve(e);
       }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { dateOn, systemClock } from './clock';
 import { UsageError } from './errors';
 import { printable } from './printable';
 
@@ -21,7 +22,7 @@ export function nameProblem(name: string, what = 'name'): string | undefined {
  * A job ID: sortable by creation time, unguessable, and safe as a file name and an MQTT topic level.
  * Example: `j-20261129T201923Z-3f9a1c2b`.
  */
-export function newJobId(now = new Date()): string {
+export function newJobId(now: Date = dateOn(systemClock)): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   return `j-${stamp}-${randomBytes(4).toString('hex')}`;
 }

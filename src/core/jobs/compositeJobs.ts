@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { dateOn, isoOn } from '../base/clock';
 import { ExitCode, UsageError, errorMessage } from '../base/errors';
 import { newJobId } from '../base/ids';
 import { writeFileAtomic } from '../store/atomicFile';
@@ -108,14 +109,14 @@ export function outcomeText(job: JobRecord): string {
 
 export async function registerParent(engine: JobEngine, req: CompositeRequest, type: JobType, task: string): Promise<JobRecord> {
   const target = parseTarget(req.session);
-  const id = newJobId();
+  const id = newJobId(dateOn(engine.clock));
   const brief = path.join(engine.deps.controlPlane.paths.jobDir(id), 'brief.md');
   const job = await engine.ledger.register(
     newJobRecord({
       id, session: req.session, type, role: req.role ?? null, parent_job: req.parentJob ?? null, target: { kind: target.kind, name: target.name }, brief,
       owner: { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') }, title: titleOf(req, task),
       ...(type === 'loop' ? { reviewer: req.reviewer, max_iter: req.maxIter ?? 3 } : { partner: req.partner, max_turns: req.maxTurns ?? 6 }),
-    }),
+    }, dateOn(engine.clock)),
     randomBytes(32).toString('hex'),
   );
   writeFileAtomic(brief, `# MAM ${type} job ${id}\n\nThis job is made of child jobs (see \`mam job list\`, parent ${id}).\n\n## Task\n\n${task.trim()}\n`);
@@ -124,7 +125,7 @@ export async function registerParent(engine: JobEngine, req: CompositeRequest, t
 
 /** Parents follow their children: dispatched, then started, never backwards. */
 export async function moveParent(engine: JobEngine, id: string, to: 'started'): Promise<void> {
-  await engine.ledger.transition(id, 'dispatched', null, { when: (j) => j.state === 'registered', fields: { dispatched_at: new Date().toISOString() } });
+  await engine.ledger.transition(id, 'dispatched', null, { when: (j) => j.state === 'registered', fields: { dispatched_at: isoOn(engine.clock) } });
   await engine.ledger.transition(id, to, null, { when: (j) => j.state === 'dispatched' });
 }
 

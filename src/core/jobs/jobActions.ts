@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { isoOn } from '../base/clock';
 import { exec, ProgramNotFoundError } from '../base/exec';
 import { UsageError } from '../base/errors';
 import { splitWords } from '../base/shellWords';
@@ -51,7 +52,7 @@ export async function verifyJob(engine: JobEngine, jobId: string, commandLine: s
     command,
     exit_code: exitCode,
     passed: exitCode === 0,
-    at: new Date().toISOString(),
+    at: isoOn(engine.clock),
     output_tail: output.trim().split('\n').slice(-20).join('\n'),
   };
   await controlPlane.jobs.withJobLock(job.id, () => {

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import type { MqttClient } from 'mqtt';
+import { isoOn, systemClock, unrefTimer, type Clock } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
@@ -44,6 +45,7 @@ export class JobBus extends DisposableBase {
     private readonly client: MqttClient,
     private readonly workspaceId: string,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {
     super();
     const onMessage = (topic: string, payload: Buffer): void => {
@@ -92,7 +94,7 @@ export class JobBus extends DisposableBase {
     } catch (err) {
       return this.reject(topic, where.jobId, err);
     }
-    this.active.set(payload.job_id, Date.now());
+    this.active.set(payload.job_id, this.clock.now());
     // One subscriber applies each event: the process that waits on the job (its submitter, a loop,
     // a runner), while it lives; everyone when nobody does. The others follow its state messages,
     // and take over from the outbox if it dies (drainActive). Otherwise every subscriber — the
@@ -137,9 +139,12 @@ export class JobBus extends DisposableBase {
    */
   async flush(boundMs = 2_000): Promise<void> {
     if (!this.client.connected) return;
-    const deadline = Date.now() + boundMs;
-    while (this.publishing.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.all([...this.publishing]), new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref?.())]);
+    const deadline = this.clock.now() + boundMs;
+    while (this.publishing.size > 0 && this.clock.now() < deadline) {
+      let timer: unknown;
+      const bound = new Promise((resolve) => (timer = unrefTimer(this.clock.setTimeout(() => resolve(undefined), Math.max(0, deadline - this.clock.now())))));
+      await Promise.race([Promise.all([...this.publishing]), bound]);
+      this.clock.clearTimeout(timer);
     }
   }
 
@@ -156,7 +161,7 @@ export class JobBus extends DisposableBase {
     const jobId = job.id;
     const payload: StatePayload = {
       v: 1, job_id: jobId, state: job.state, reason: job.reason, seq: job.seq,
-      ...((job.missing ?? []).length > 0 ? { missing: job.missing } : {}), ...(resync ? { resync: true } : {}), ts: new Date().toISOString(),
+      ...((job.missing ?? []).length > 0 ? { missing: job.missing } : {}), ...(resync ? { resync: true } : {}), ts: isoOn(this.clock),
     };
     const token = this.tokenOf(jobId);
     if (token) payload.sig = signatureOf(payload, token);
@@ -178,7 +183,7 @@ export class JobBus extends DisposableBase {
    * events the broker took but never passed on. Cheap: two small files per such job.
    */
   async drainActive(): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const [jobId, seen] of this.active) {
       const job = this.controlPlane.jobs.get(jobId);
       if (!job || isTerminal(job.state) || now - seen > ACTIVE_MS) {

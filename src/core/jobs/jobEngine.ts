@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { MqttClient } from 'mqtt';
+import { systemClock, unrefTimer, type Clock } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ResolvedConfig } from '../config/settings';
@@ -28,6 +29,13 @@ export interface JobEngineDeps {
   cliPath: string;
   /** Where jobs can go, one target per kind (jobTarget.ts `jobTargets`). */
   targets: JobTargets;
+  /**
+   * The time the engine keeps: records and audit entries are stamped with it, and its timers (outbox
+   * drain, rescan, deadlines, usage readings, the dispatch wait) run on it. Default: the system
+   * clock; tests pass a fake one. Its times are read against other processes' (agents' stores,
+   * `mam event` timestamps), so anything but a test gives the system clock.
+   */
+  clock?: Clock;
 }
 
 /**
@@ -41,11 +49,12 @@ export class JobEngine extends DisposableBase {
   private bus: JobBus | undefined;
   private client: MqttClient | undefined;
   private endpointCache: BrokerEndpoint | undefined;
-  private drainTimer: NodeJS.Timeout | undefined;
+  readonly clock: Clock;
 
   constructor(readonly deps: JobEngineDeps) {
     super();
-    this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger));
+    this.clock = deps.clock ?? systemClock;
+    this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger, this.clock));
     this._register(watchUsage(this));
     this._register(keepPaneText(this));
     this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);
@@ -66,7 +75,7 @@ export class JobEngine extends DisposableBase {
     this.client = await connectClient(this.endpointCache, { clientId: uniqueClientId('engine'), logger });
     const client = this.client;
     this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
-    this.bus = this._register(new JobBus(controlPlane, this.ledger, client, this.workspaceId, logger));
+    this.bus = this._register(new JobBus(controlPlane, this.ledger, client, this.workspaceId, logger, this.clock));
     await this.bus.start();
     // Events that could not reach the broker wait in outboxes: drain them now and whenever the
     // connection comes back, and poll them while it is down.
@@ -79,12 +88,8 @@ export class JobEngine extends DisposableBase {
     // Outboxes while the broker is away; and, while it is here, those of the jobs whose events
     // arrive: a broker may drop what it queued for us (Mosquitto's queue limits do, after acking
     // the publisher), and nothing else would tell us that the last events of a job are missing.
-    this.drainTimer = setInterval(() => {
-      if (!client.connected) void this.drain();
-      else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${errorMessage(err)}`));
-    }, 1000);
-    this.drainTimer.unref?.();
-    this._register(toDisposable(() => clearInterval(this.drainTimer)));
+    const drainTimer = unrefTimer(this.clock.setInterval(() => this.pollOutboxes(client.connected), 1000));
+    this._register(toDisposable(() => this.clock.clearInterval(drainTimer)));
     await this.drain();
     return this.bus;
   }
@@ -114,18 +119,23 @@ export class JobEngine extends DisposableBase {
   supervise(scope: SupervisorOptions['scope'], options: { rescanEveryMs?: number } = {}): JobSupervisor {
     const supervisor = this._register(
       new JobSupervisor({
-        controlPlane: this.deps.controlPlane, ledger: this.ledger, muxFactory: this.deps.muxFactory, logger: this.deps.logger, scope,
+        controlPlane: this.deps.controlPlane, ledger: this.ledger, muxFactory: this.deps.muxFactory, logger: this.deps.logger, scope, clock: this.clock,
         beforeJudge: async (jobId) => void (await this.ledger.applyOutbox(jobId)),
       }),
     );
     supervisor.scan();
     if (options.rescanEveryMs) {
       // A change whose state message never arrived (its process died first) is still found.
-      const timer = setInterval(() => supervisor.scan(), options.rescanEveryMs);
-      timer.unref?.();
-      this._register(toDisposable(() => clearInterval(timer)));
+      const timer = unrefTimer(this.clock.setInterval(() => supervisor.scan(), options.rescanEveryMs));
+      this._register(toDisposable(() => this.clock.clearInterval(timer)));
     }
     return supervisor;
+  }
+
+  /** Every second of the engine's clock: all outboxes while the broker is away, the active jobs' while it is here. */
+  private pollOutboxes(connected: boolean): void {
+    if (!connected) void this.drain();
+    else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${errorMessage(err)}`));
   }
 
   private draining = false;

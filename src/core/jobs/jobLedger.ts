@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isoOn, systemClock, type Clock } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
@@ -51,6 +52,8 @@ export class JobLedger extends DisposableBase {
   constructor(
     private readonly controlPlane: ControlPlane,
     private readonly logger: Logger,
+    /** What every record and audit entry written here is stamped with: the engine's clock. */
+    private readonly clock: Clock = systemClock,
   ) {
     super();
   }
@@ -87,7 +90,7 @@ export class JobLedger extends DisposableBase {
       const job = this.controlPlane.jobs.require(jobId);
       if (options.when && !options.when(job)) return;
       if (job.state !== to && !canTransition(job.state, to)) return;
-      const now = new Date().toISOString();
+      const now = isoOn(this.clock);
       const next: JobRecord = { ...job, ...options.fields, state: to, reason: reason ?? job.reason, updated_at: now };
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
       if (isTerminal(to) && options.note) next.why = options.note;
@@ -102,7 +105,7 @@ export class JobLedger extends DisposableBase {
     let change: JobChange | undefined;
     await this.controlPlane.jobs.withJobLock(jobId, () => {
       const job = this.controlPlane.jobs.require(jobId);
-      const next = { ...job, ...fields, updated_at: new Date().toISOString() };
+      const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       this.write(next, []);
       change = { job: next, previous: job.state, patched: true };
     });
@@ -115,7 +118,7 @@ export class JobLedger extends DisposableBase {
     await this.controlPlane.jobs.withJobLock(jobId, () => {
       const job = this.controlPlane.jobs.require(jobId);
       if (!when(job)) return;
-      const next = { ...job, ...fields, updated_at: new Date().toISOString() };
+      const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       this.write(next, []);
       change = { job: next, previous: job.state, patched: true };
     });
@@ -151,7 +154,7 @@ export class JobLedger extends DisposableBase {
         if (!this.sameAsLogged(job.id, payload)) outcome = { status: 'rejected', reason: 'stale_seq', message: `${payload.event} seq ${payload.seq} of job ${job.id} is not above ${job.seq}: replayed or out of order` };
         return;
       }
-      const now = new Date().toISOString();
+      const now = isoOn(this.clock);
       const entries: AuditEntry[] = [];
       if (payload.seq > job.seq + 1) {
         for (let s = job.seq + 1; s < payload.seq; s++) missing.add(s);

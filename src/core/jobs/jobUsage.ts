@@ -1,4 +1,4 @@
-import { systemClock, unrefTimer, type Clock } from '../base/clock';
+import { dateOn, unrefTimer } from '../base/clock';
 import { toDisposable, type Disposable } from '../base/disposable';
 import type { AuditEntry } from '../store/auditLog';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
@@ -15,7 +15,7 @@ const SETTLE_WITHIN_MS = 24 * 3600_000;
  * through the ledger, unless the record already holds a reading as complete. Never throws; resolves
  * with the record as it is now.
  */
-export async function recordUsage(engine: JobEngine, job: JobRecord, now = new Date()): Promise<JobRecord> {
+export async function recordUsage(engine: JobEngine, job: JobRecord, now = dateOn(engine.clock)): Promise<JobRecord> {
   const { controlPlane, sessions, logger } = engine.deps;
   if (job.target?.kind !== 'local' || !job.delivered_at) return job;
   try {
@@ -56,7 +56,7 @@ export function endedAsSent(job: Pick<JobRecord, 'finished_at'>, entries: readon
 const TERMINAL_EVENTS = new Set(['completed', 'error']);
 
 /** True when a job's usage may still change: it ended but its reading is missing (recently) or not final. */
-export function needsSettling(job: JobRecord, now = Date.now()): boolean {
+export function needsSettling(job: JobRecord, now: number): boolean {
   if (job.target?.kind !== 'local' || !job.delivered_at || !isTerminal(job.state)) return false;
   if (job.usage) return !job.usage.final;
   return !!job.finished_at && now - Date.parse(job.finished_at) <= SETTLE_WITHIN_MS;
@@ -65,7 +65,7 @@ export function needsSettling(job: JobRecord, now = Date.now()): boolean {
 /** Reads again the usage of the jobs among `jobs` that may have changed; the records as they are now, in order. */
 export async function settleUsage(engine: JobEngine, jobs: readonly JobRecord[]): Promise<JobRecord[]> {
   const out: JobRecord[] = [];
-  for (const job of jobs) out.push(needsSettling(job) ? await recordUsage(engine, job) : job);
+  for (const job of jobs) out.push(needsSettling(job, engine.clock.now()) ? await recordUsage(engine, job) : job);
   return out;
 }
 
@@ -77,7 +77,8 @@ const RETRY_AFTER_MS = [2_000, 10_000, 60_000];
  * a long-lived process (the extension, the broker's warden, a monitor) the record settles within
  * a minute; a short one (the CLI) does not wait for it — readers settle what is left (settleUsage).
  */
-export function watchUsage(engine: JobEngine, clock: Clock = systemClock): Disposable {
+export function watchUsage(engine: JobEngine): Disposable {
+  const clock = engine.clock;
   const timers = new Set<unknown>();
   const busy = new Set<string>();
   const measure = (job: JobRecord, attempt: number): void => {

@@ -1,3 +1,4 @@
+import { isoOn } from '../base/clock';
 import { waitForEvent } from '../base/emitter';
 import { DeliveryError } from '../mux/inject';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
@@ -42,12 +43,12 @@ export async function deliverJob(
   // Never inject twice: the record says `dispatched` before a single key is typed.
   const dispatched = await engine.ledger.transition(id, 'dispatched', null, {
     when: (j) => j.state === 'registered' && j.owner?.token === input.ownerToken,
-    fields: { dispatched_at: new Date().toISOString(), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
+    fields: { dispatched_at: isoOn(engine.clock), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
   });
   if (!dispatched) return notDelivered(controlPlane.jobs.require(id), true);
   try {
     const report = await sessions.deliver(live, injectedLine(id, briefPath));
-    const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: new Date().toISOString() });
+    const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: isoOn(engine.clock) });
     // An agent that names its own conversation (codex) writes it at its first message: record it
     // now, so the session can be resumed even if its server dies before a stop.
     if (!live.conversation_id) await sessions.learnConversation(live.name, { boundMs: 10_000 });
@@ -70,7 +71,8 @@ async function cancel(engine: JobEngine, id: string, reason: string, note: strin
  */
 async function claimSession(engine: JobEngine, session: string, id: string, ownerToken: string, waitMs: number): Promise<'claimed' | JobRecord> {
   const { controlPlane } = engine.deps;
-  const deadline = Date.now() + waitMs;
+  const clock = engine.clock;
+  const deadline = clock.now() + waitMs;
   for (;;) {
     const record = controlPlane.jobs.require(id);
     if (record.owner?.token !== ownerToken || record.state !== 'registered') return claimedElsewhere(record);
@@ -84,9 +86,9 @@ async function claimSession(engine: JobEngine, session: string, id: string, owne
     });
     if (got === 'claimed') return 'claimed';
     if (got === 'gone') return cancel(engine, id, REASONS.targetNotFound, `session '${session}' was removed`);
-    if (Date.now() >= deadline) return cancel(engine, id, REASONS.sessionBusy, `session '${session}' was still busy after ${Math.round(waitMs / 1000)} s`);
+    if (clock.now() >= deadline) return cancel(engine, id, REASONS.sessionBusy, `session '${session}' was still busy after ${Math.round(waitMs / 1000)} s`);
     // Woken by any job change in this process, or after a short while for changes made elsewhere.
-    await waitForEvent(engine.ledger.onDidChangeJob, () => true, Math.min(500, Math.max(1, deadline - Date.now()))).catch(() => undefined);
+    await waitForEvent(engine.ledger.onDidChangeJob, () => true, Math.min(500, Math.max(1, deadline - clock.now())), 'a job change', clock).catch(() => undefined);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isoOn } from '../base/clock';
 import type { JobTarget } from './jobTarget';
 
 /**
@@ -9,7 +10,7 @@ export const personTarget: JobTarget = {
   kind: 'human',
   check: () => undefined,
   async deliver(engine, { job, ownerToken }) {
-    const now = new Date().toISOString();
+    const now = isoOn(engine.clock);
     const assigned = await engine.ledger.transition(job.id, 'dispatched', null, {
       when: (j) => j.state === 'registered' && j.owner?.token === ownerToken,
       fields: { dispatched_at: now, delivered_at: now, delivery: 'assigned' },

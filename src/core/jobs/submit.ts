@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { dateOn } from '../base/clock';
 import { ExitCode, UsageError, type ExitCode as ExitCodeType } from '../base/errors';
 import { waitForEvent } from '../base/emitter';
 import { newJobId, printable } from '../base/ids';
@@ -99,7 +100,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
 
   const owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex') };
   engine.supervise({ ownerToken: owner.token });
-  const id = req.jobId ?? newJobId();
+  const id = req.jobId ?? newJobId(dateOn(engine.clock));
   if (controlPlane.jobs.get(id)) throw new UsageError(`job ${id} exists already`);
   const briefPath = path.join(controlPlane.paths.jobDir(id), 'brief.md');
   const token = randomBytes(32).toString('hex');
@@ -107,7 +108,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
     newJobRecord({
       id, session: req.session, type, role, parent_job: req.parentJob ?? null,
       target: { kind: address.kind, name: address.name, ...(address.mux ? { mux: address.mux } : {}) }, timers, brief: briefPath, owner, title,
-    }),
+    }, dateOn(engine.clock)),
     token,
   );
   writeBrief({ job, task, cliPath: engine.deps.cliPath, workspace: controlPlane.workspace, heartbeatS, ...(req.appendix ? { appendix: req.appendix } : {}) }, briefPath);
@@ -162,7 +163,7 @@ export async function waitForEnd(engine: JobEngine, id: string): Promise<JobReco
   for (;;) {
     const job = engine.deps.controlPlane.jobs.require(id);
     if (isTerminal(job.state)) return job;
-    await waitForEvent(engine.ledger.onDidChangeJob, (c) => c.job.id === id && isTerminal(c.job.state), 1000).catch(() => undefined);
+    await waitForEvent(engine.ledger.onDidChangeJob, (c) => c.job.id === id && isTerminal(c.job.state), 1000, 'the end of the job', engine.clock).catch(() => undefined);
     await sleep(0);
   }
 }

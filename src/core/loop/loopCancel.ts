@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { sleepOn, systemClock, type Clock } from '../base/clock';
+import { sleepOn, type Clock } from '../base/clock';
 import { ExitCode, UsageError } from '../base/errors';
 import { cancelJob } from '../jobs/jobActions';
 import type { JobEngine } from '../jobs/jobEngine';
@@ -23,7 +23,7 @@ const CANCELLED = { status: 'cancelled', reason: 'cancelled by the user', exit_c
  * parent is cancelled with it. Time is the `clock`'s (tests pass a fake).
  */
 export async function cancelLoop(engine: JobEngine, store: LoopStore, id: string, options: { waitMs?: number; clock?: Clock } = {}): Promise<{ loop: LoopState; changed: boolean }> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? engine.clock;
   const loop = store.get(id);
   if (!loop) throw new UsageError(`unknown loop '${id}'`);
   if (loop.status !== 'running') return { loop, changed: false };

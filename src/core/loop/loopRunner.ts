@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as os from 'node:os';
-import { systemClock, type Clock } from '../base/clock';
+import { dateOn, isoOn, type Clock } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import { ExitCode, LockTimeoutError, UsageError, errorMessage, exitCodeOf } from '../base/errors';
@@ -45,7 +45,7 @@ export class LoopRunner extends DisposableBase {
   constructor(
     private readonly engine: JobEngine,
     private readonly logger: Logger,
-    private readonly clock: Clock = systemClock,
+    private readonly clock: Clock = engine.clock,
   ) {
     super();
     this.loops = new LoopStore(engine.deps.controlPlane.paths, clock);
@@ -236,7 +236,7 @@ export class LoopRunner extends DisposableBase {
     if (step?.status === 'done') return step;
     const jobs = this.engine.deps.controlPlane.jobs;
     if (!step) {
-      step = { key, kind, session, job_id: newJobId(), round, status: 'planned' };
+      step = { key, kind, session, job_id: newJobId(dateOn(this.clock)), round, status: 'planned' };
       state.steps.push(step);
       await this.save(state);
     }
@@ -244,14 +244,14 @@ export class LoopRunner extends DisposableBase {
     if (job && job.state === 'registered' && !(job.owner && job.owner.host === os.hostname() && isAlive(job.owner.pid))) {
       // Registered but never delivered by a run that died: nothing reached the agent; ask anew.
       await this.engine.ledger.transition(job.id, 'cancelled', 'abandoned', { when: (j) => j.state === 'registered' });
-      step.job_id = newJobId();
+      step.job_id = newJobId(dateOn(this.clock));
       await this.save(state);
       job = undefined;
     } else if (job && job.state === 'failed' && job.reason === REASONS.agentExited) {
       // The agent died while this loop was not running to see it (a crash or a reboot took both):
       // its session has been resumed since, or delivery will say it has not; ask it anew.
       this.say(state, `${key}: job ${job.id} ended when its agent's pane went away; asking ${session} again`);
-      step.job_id = newJobId();
+      step.job_id = newJobId(dateOn(this.clock));
       await this.save(state);
       job = undefined;
     }
@@ -338,7 +338,7 @@ export class LoopRunner extends DisposableBase {
   }
 
   private now(): string {
-    return new Date(this.clock.now()).toISOString();
+    return isoOn(this.clock);
   }
 
   private stepOf(state: LoopState, key: string): LoopStep | undefined {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { systemClock, type Clock } from '../base/clock';
+import { isoOn, systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
 import { checkId } from '../base/ids';
 import { bool, int, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
@@ -121,7 +121,7 @@ export class LoopStore {
   save(state: LoopState): void {
     this.paths.ensureDir();
     fs.mkdirSync(this.paths.loopsDir, { recursive: true });
-    state.updated_at = new Date(this.clock.now()).toISOString();
+    state.updated_at = isoOn(this.clock);
     writeFileAtomic(this.file(state.id), `${JSON.stringify(state, null, 2)}\n`);
   }
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { type Clock } from '../base/clock';
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
 import { splitWords } from '../base/shellWords';
@@ -17,6 +18,8 @@ export interface EnqueueRequest {
   validate?: string;
   into?: string;
   baseDir: string;
+  /** What the entry and its log are stamped with (the engine's clock; default the system's). */
+  clock?: Clock;
 }
 
 /** No review loop passed on that branch: nothing enters the queue. Bad input, exit 64 (2 means a job timed out). */
@@ -62,7 +65,7 @@ export async function enqueue(paths: ControlPlanePaths, repo: string, req: Enque
     if (validate.length === 0) throw new UsageError('--validate is empty');
   }
   const reviewed = await passedLoop(paths, repo, branch, worktree, tip);
-  const store = new MergeQueueStore(paths);
+  const store = new MergeQueueStore(paths, req.clock);
   const entry = await store.update((entries) => {
     const same = entries.find((e) => e.branch === branch && e.state !== 'landed');
     if (same) throw new UsageError(`branch '${printable(branch, 100)}' is in the queue already (entry ${same.id}, ${same.state})`);
@@ -74,7 +77,7 @@ export async function enqueue(paths: ControlPlanePaths, repo: string, req: Enque
     entries.push(created);
     return created;
   });
-  new MergeLog(paths).write(entry.id, `enqueued ${branch} (${tip.slice(0, 12)}) into ${into}; reviewed tree ${reviewed.tree.tree.slice(0, 12)} passed in loop ${reviewed.tree.loop}${validate ? `; validate: ${validate.join(' ')}` : ''}`);
+  new MergeLog(paths, () => store.now()).write(entry.id, `enqueued ${branch} (${tip.slice(0, 12)}) into ${into}; reviewed tree ${reviewed.tree.tree.slice(0, 12)} passed in loop ${reviewed.tree.loop}${validate ? `; validate: ${validate.join(' ')}` : ''}`);
   return entry;
 }
 

@@ -1,3 +1,4 @@
+import { dateOn } from '../base/clock';
 import { errorMessage, MamError } from '../base/errors';
 import { exec, ProgramNotFoundError } from '../base/exec';
 import { newJobId, printable } from '../base/ids';
@@ -216,7 +217,7 @@ export class Lander {
   private async fail(entry: MergeEntry, failure: LandingFailure): Promise<MergeEntry> {
     await removeScratch(this.deps.repo, this.deps.store.paths, entry.id);
     const waiting = await this.patch(entry, {
-      state: 'waiting', step: null, attempt: null, job_id: newJobId(), job_prompt: creatorTask(entry, failure, this.deps.log.file(entry.id)),
+      state: 'waiting', step: null, attempt: null, job_id: newJobId(dateOn(this.deps.engine.clock)), job_prompt: creatorTask(entry, failure, this.deps.log.file(entry.id)),
       reason: `${failureReason(failure)}; waiting on ${entry.creator}`,
     });
     return this.submit(waiting);
@@ -227,7 +228,7 @@ export class Lander {
     const { engine, repo } = this.deps;
     const jobs = engine.deps.controlPlane.jobs;
     const old = entry.job_id ? jobs.get(entry.job_id) : undefined;
-    if (!entry.job_id || (old && isTerminal(old.state))) entry = await this.patch(entry, { job_id: newJobId() });
+    if (!entry.job_id || (old && isTerminal(old.state))) entry = await this.patch(entry, { job_id: newJobId(dateOn(engine.clock)) });
     try {
       const r = await submitJob(engine, { session: entry.creator, prompt: entry.job_prompt!, role: 'creator', wait: false, baseDir: repo, jobId: entry.job_id!, title: `Merge queue: fix ${entry.branch} to land on ${entry.into}` });
       this.say(entry, `job ${r.job.id} for ${entry.creator}: ${r.job.state}${r.job.reason ? ` (${r.job.reason})` : ''}`);

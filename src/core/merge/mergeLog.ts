@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isoOn, systemClock } from '../base/clock';
 import { printableLines } from '../base/ids';
 import type { ControlPlanePaths } from '../store/paths';
 
@@ -11,7 +12,7 @@ import type { ControlPlanePaths } from '../store/paths';
 export class MergeLog {
   constructor(
     private readonly paths: ControlPlanePaths,
-    private readonly now: () => string = () => new Date().toISOString(),
+    private readonly now: () => string = () => isoOn(systemClock),
   ) {}
 
   file(entryId: string): string {

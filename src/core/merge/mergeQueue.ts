@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '../base/clock';
+import { isoOn, systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
 import { printable } from '../base/ids';
 import { bool, custom, list, lit, nullable, obj, oneOf, optional, parse, refine, reject, str, type Schema } from '../base/schema';
@@ -149,7 +149,7 @@ export class MergeQueueStore {
   }
 
   now(): string {
-    return new Date(this.clock.now()).toISOString();
+    return isoOn(this.clock);
   }
 }
 

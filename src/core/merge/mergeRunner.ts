@@ -50,7 +50,7 @@ export class MergeRunner {
   readonly log: MergeLog;
 
   constructor(private readonly options: MergeRunOptions) {
-    this.store = new MergeQueueStore(options.engine.deps.controlPlane.paths);
+    this.store = new MergeQueueStore(options.engine.deps.controlPlane.paths, options.engine.clock);
     this.log = new MergeLog(this.store.paths, () => this.store.now());
   }
 
@@ -127,7 +127,7 @@ async function lockRun(store: MergeQueueStore): Promise<() => void> {
  */
 export async function removeEntry(engine: JobEngine, repo: string, id: string): Promise<MergeEntry> {
   if (!ENTRY_ID_PATTERN.test(id)) throw new UsageError(`'${id.slice(0, 40)}' is not a merge queue entry ID`);
-  const store = new MergeQueueStore(engine.deps.controlPlane.paths);
+  const store = new MergeQueueStore(engine.deps.controlPlane.paths, engine.clock);
   const entry = store.get(id);
   if (!entry) throw new UsageError(`no entry '${id}' in the merge queue`);
   if (entry.state === 'running' && (await isRunning(store))) throw new MergeBusyError(`entry ${id} is being landed by mam merge run (${entry.step}); wait for it, or stop that run first`);
@@ -141,6 +141,6 @@ export async function removeEntry(engine: JobEngine, repo: string, id: string): 
   const loops = new LoopStore(store.paths);
   const scratch = store.paths.mergeScratch(id);
   for (const loop of loops.list()) if (loop.status === 'running' && (loop.checkout === scratch || loop.id === removed.attempt?.review_loop)) await cancelLoop(engine, loops, loop.id);
-  new MergeLog(store.paths).write(id, 'removed from the queue');
+  new MergeLog(store.paths, () => store.now()).write(id, 'removed from the queue');
   return removed;
 }

@@ -5,6 +5,7 @@
  * retained publish here (debounced, atomic write) and replays the file into aedes on start.
  */
 import * as fs from 'node:fs';
+import { systemClock, type Clock } from '../base/clock';
 import { errorMessage, isErrnoException } from '../base/errors';
 import type { Logger } from '../base/log';
 import { list, lit, obj, oneOf, parse, str, type Infer } from '../base/schema';
@@ -24,12 +25,13 @@ type RetainedFile = Infer<typeof retainedFile>;
 
 export class RetainedStore {
   private readonly messages = new Map<string, RetainedMessage>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
 
   constructor(
     private readonly file: string,
     private readonly logger: Logger,
     private readonly debounceMs = 100,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Reads the file (a malformed one is moved aside with a warning) and returns what it held. */
@@ -46,7 +48,7 @@ export class RetainedStore {
       for (const m of parsed.retained) this.messages.set(m.topic, { topic: m.topic, qos: m.qos, payload: Buffer.from(m.payload, 'base64') });
     } catch (err) {
       this.messages.clear();
-      const aside = `${this.file}.corrupt-${Date.now()}`;
+      const aside = `${this.file}.corrupt-${this.clock.now()}`;
       fs.renameSync(this.file, aside);
       this.logger.warn(`${this.file}: ${errorMessage(err)}; moved it to ${aside} and started with no retained messages`);
     }
@@ -60,7 +62,7 @@ export class RetainedStore {
     } else {
       this.messages.set(topic, { topic, payload: Buffer.from(payload), qos });
     }
-    this.timer ??= setTimeout(() => this.flush(), this.debounceMs);
+    this.timer ??= this.clock.setTimeout(() => this.flush(), this.debounceMs);
   }
 
   get size(): number {
@@ -70,7 +72,7 @@ export class RetainedStore {
   /** Writes pending changes now (also on shutdown). */
   flush(): void {
     if (this.timer === undefined) return;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     const data: RetainedFile = {
       version: 1,
@@ -85,7 +87,7 @@ export class RetainedStore {
 
   /** Drops pending changes without writing (the workspace is gone). */
   discard(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 }

@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { isoOn, systemClock, type Clock } from '../base/clock';
 import type { Disposable } from '../base/disposable';
 import { printable } from '../base/ids';
 import type { SessionRow } from '../store/sessionSchema';
@@ -12,7 +13,8 @@ import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedS
 export interface OverlapCheckerOptions {
   /** How many checkouts are read at once (default: the number of cores, at least 2). */
   concurrency?: number;
-  now?: () => Date;
+  /** What a report's `computed_at` is stamped with (the watcher's clock; default the system's). */
+  clock?: Clock;
 }
 
 /**
@@ -31,11 +33,11 @@ export class OverlapChecker implements Disposable {
   private readonly changes = new ChangeReader();
   private readonly merges = new MergePredictor();
   private readonly concurrency: number;
-  private readonly now: () => Date;
+  private readonly clock: Clock;
 
   constructor(options: OverlapCheckerOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
-    this.now = options.now ?? (() => new Date());
+    this.clock = options.clock ?? systemClock;
   }
 
   private queue: Promise<unknown> = Promise.resolve();
@@ -69,7 +71,7 @@ export class OverlapChecker implements Disposable {
     checkouts.sort((x, y) => cmp(x.checkout, y.checkout));
     pairs.sort((x, y) => cmp(x.a.checkout, y.a.checkout) || cmp(x.b.checkout, y.b.checkout));
     skipped.sort((x, y) => cmp(x.session, y.session));
-    return { computed_at: this.now().toISOString(), checkouts, pairs, skipped };
+    return { computed_at: isoOn(this.clock), checkouts, pairs, skipped };
   }
 
   /** Snapshot commits of this look, by checkout. */

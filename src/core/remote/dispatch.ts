@@ -4,6 +4,7 @@
  * and judged by the events the runner relays back — signed with the job's token, applied by this
  * workspace's JobBus like a local agent's, under the same timers.
  */
+import { isoOn } from '../base/clock';
 import { UsageError, errorMessage } from '../base/errors';
 import type { ResolvedConfig } from '../config/settings';
 import type { JobEngine } from '../jobs/jobEngine';
@@ -58,7 +59,7 @@ export async function dispatchRemote(engine: JobEngine, input: RemoteDispatchInp
   const topic = dispatchTopics.job(runner, job.id);
   const dispatched = await engine.ledger.transition(job.id, 'dispatched', null, {
     when: (j) => j.state === 'registered' && j.owner?.token === input.ownerToken,
-    fields: { dispatched_at: new Date().toISOString(), delivery: 'pending', target: { kind: 'remote', name: runner }, dispatch_topic: topic },
+    fields: { dispatched_at: isoOn(engine.clock), delivery: 'pending', target: { kind: 'remote', name: runner }, dispatch_topic: topic },
   });
   if (!dispatched) return { job: controlPlane.jobs.require(job.id), delivered: false, claimedElsewhere: true };
 
@@ -76,6 +77,7 @@ export async function dispatchRemote(engine: JobEngine, input: RemoteDispatchInp
       token: input.token,
     },
     secret,
+    engine.clock,
   );
   try {
     await publishOnce(endpoint, uniqueClientId('dispatch'), [{ topic, payload: JSON.stringify(payload), retain: true }]);
@@ -90,7 +92,7 @@ export async function dispatchRemote(engine: JobEngine, input: RemoteDispatchInp
     });
     return { job: failed ?? controlPlane.jobs.require(job.id), delivered: false, claimedElsewhere: false };
   }
-  const delivered = await engine.ledger.patch(job.id, { delivery: 'published', delivered_at: new Date().toISOString() });
+  const delivered = await engine.ledger.patch(job.id, { delivery: 'published', delivered_at: isoOn(engine.clock) });
   return { job: delivered, delivered: true, claimedElsewhere: false };
 }
 
@@ -120,7 +122,7 @@ export async function cancelRemote(engine: JobEngine, runner: string, jobId: str
   try {
     const endpoint = engine.endpoint ?? (await brokerIfRunning(engine));
     const secret = dispatchSecretOf(config);
-    const cancel = signedCancel({ job_id: jobId, workspace_id: engine.workspaceId, runner }, secret);
+    const cancel = signedCancel({ job_id: jobId, workspace_id: engine.workspaceId, runner }, secret, engine.clock);
     await publishOnce(endpoint, uniqueClientId('cancel'), [
       { topic: dispatchTopics.job(runner, jobId), payload: '', retain: true },
       { topic: cancelTopics.job(runner, jobId), payload: JSON.stringify(cancel), retain: true },

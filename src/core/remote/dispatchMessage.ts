@@ -7,6 +7,7 @@
  * so it is signed with MAM_DISPATCH_SECRET but not encrypted: use it only on a private broker.
  */
 import { randomBytes } from 'node:crypto';
+import { isoOn, systemClock, type Clock } from '../base/clock';
 import { UsageError } from '../base/errors';
 import { JOB_ID_PATTERN, nameProblem } from '../base/ids';
 import { lit, nullable, num, obj, oneOf, optional, parse, refine, str, type Schema } from '../base/schema';
@@ -96,9 +97,9 @@ export function dispatchSecretOf(config: ResolvedConfig): string {
   return secret;
 }
 
-/** Builds and signs a dispatch. */
-export function signedDispatch(fields: Omit<DispatchPayload, 'v' | 'nonce' | 'ts' | 'sig'>, secret: string): DispatchPayload {
-  const payload: DispatchPayload = { v: 1, ...fields, nonce: randomBytes(16).toString('hex'), ts: new Date().toISOString() };
+/** Builds and signs a dispatch, stamped with the submitter's clock. */
+export function signedDispatch(fields: Omit<DispatchPayload, 'v' | 'nonce' | 'ts' | 'sig'>, secret: string, clock: Clock = systemClock): DispatchPayload {
+  const payload: DispatchPayload = { v: 1, ...fields, nonce: randomBytes(16).toString('hex'), ts: isoOn(clock) };
   payload.sig = signatureOf(payload, secret);
   return payload;
 }
@@ -112,7 +113,7 @@ export function expiresAt(d: DispatchPayload): number {
  * Reads a dispatch that arrived on `topic` for `runner`: size and JSON (parseUntrusted), schema,
  * topic, signature (constant time), age. Throws RefusedDispatch; replays are the caller's check.
  */
-export function readDispatch(bytes: Buffer, topic: string, runner: string, secret: string, now = Date.now()): DispatchPayload {
+export function readDispatch(bytes: Buffer, topic: string, runner: string, secret: string, now = systemClock.now()): DispatchPayload {
   const { topicJob, raw } = parseRemote(bytes, topic, runner, dispatchTopics, 'dispatches');
   const d = validateDispatch(raw);
   if (d.job_id !== topicJob) throw new RefusedDispatch('wrong_topic', `dispatch of job ${d.job_id} on the topic of job ${topicJob}`);
@@ -177,8 +178,8 @@ export interface CancelPayload {
   sig?: string;
 }
 
-export function signedCancel(fields: Omit<CancelPayload, 'v' | 'ts' | 'sig'>, secret: string): CancelPayload {
-  const payload: CancelPayload = { v: 1, ...fields, ts: new Date().toISOString() };
+export function signedCancel(fields: Omit<CancelPayload, 'v' | 'ts' | 'sig'>, secret: string, clock: Clock = systemClock): CancelPayload {
+  const payload: CancelPayload = { v: 1, ...fields, ts: isoOn(clock) };
   payload.sig = signatureOf(payload, secret);
   return payload;
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MqttClient } from 'mqtt';
+import { dateOn, unrefTimer } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
@@ -161,7 +162,7 @@ export class RemoteRunner extends DisposableBase {
     if (this.closed) return;
     let d: DispatchPayload;
     try {
-      d = readDispatch(bytes, topic, this.name, this.secret);
+      d = readDispatch(bytes, topic, this.name, this.secret, this.options.engine.clock.now());
     } catch (err) {
       if (!(err instanceof RefusedDispatch)) throw err;
       // Only an authentic dispatch is cleared: a forged one does not get to make us act.
@@ -169,7 +170,7 @@ export class RemoteRunner extends DisposableBase {
       return this.refuse('dispatch', topic, dispatchTopics.jobOf(this.name, topic), err);
     }
     const { controlPlane } = this.options.engine.deps;
-    if (!(await this.seen.remember(d, expiresAt(d)))) {
+    if (!(await this.seen.remember(d, expiresAt(d), this.options.engine.clock.now()))) {
       await this.clear(topic);
       return this.refuse('dispatch', topic, d.job_id, new RefusedDispatch('replay', `the dispatch of job ${d.job_id} was taken before: a replay`));
     }
@@ -269,7 +270,7 @@ export class RemoteRunner extends DisposableBase {
       newJobRecord({
         id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
         timers: d.timers, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), remote: origin,
-      }),
+      }, dateOn(engine.clock)),
       d.token,
     );
     writeBrief({ job, task: d.task, cliPath, workspace: controlPlane.workspace, heartbeatS: d.timers.heartbeat_s, ...(d.appendix !== undefined ? { appendix: d.appendix } : {}) }, briefPath);
@@ -345,7 +346,7 @@ export class RemoteRunner extends DisposableBase {
       // finished here once the submitter's own state says it has ended, or after a while anyway: a
       // submitter that comes back asks for what it missed, and this runner must still be here.
       if (endedBySubmitter || this.acknowledged.has(jobId)) this.announce(job);
-      else setTimeout(() => this.announce(job), SUBMITTER_ACK_WAIT_MS).unref?.();
+      else unrefTimer(engine.clock.setTimeout(() => this.announce(job), SUBMITTER_ACK_WAIT_MS));
     }
   }
 

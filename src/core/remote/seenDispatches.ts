@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { systemClock } from '../base/clock';
 import { CorruptStoreError, errorMessage } from '../base/errors';
 import { list, lit, obj, parse, str, type Infer } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
@@ -42,7 +43,7 @@ export class SeenDispatches {
    * Records the dispatch as taken and resolves true, or resolves false when its job or its nonce
    * was taken before. An unreadable file throws: refusing every dispatch is safer than forgetting.
    */
-  async remember(d: { job_id: string; nonce: string }, expiresAt: number, now = Date.now()): Promise<boolean> {
+  async remember(d: { job_id: string; nonce: string }, expiresAt: number, now = systemClock.now()): Promise<boolean> {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     return withLock(this.paths.lock(`remote-seen-${path.basename(path.dirname(this.file))}`), () => {
       const seen = this.read().filter((e) => Date.parse(e.expires_at) >= now);

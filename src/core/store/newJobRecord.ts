@@ -1,3 +1,4 @@
+import { dateOn, systemClock } from '../base/clock';
 import type { JobRecord } from './jobSchema';
 
 /** What a new job's record must be told; everything else starts empty. */
@@ -8,7 +9,7 @@ export type NewJobFields = Pick<JobRecord, 'id' | 'session' | 'type'> & Partial<
  * delivered, started or finished yet. The submitter, a parent of child jobs and a runner's mirror
  * job all start here and pass only what differs.
  */
-export function newJobRecord(fields: NewJobFields, now: Date = new Date()): JobRecord {
+export function newJobRecord(fields: NewJobFields, now: Date = dateOn(systemClock)): JobRecord {
   const at = now.toISOString();
   return {
     role: null,

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { dateOn, systemClock } from '../base/clock';
 import type { StoreContext } from '../agents/adapter';
 import type { JobUsage } from '../store/jobUsageSchema';
 import { claudeConversationFile, readClaudeConversation } from './claudeStore';
@@ -59,7 +60,7 @@ export interface UsageQuery {
  * agent's own store. Never rejects: a store that cannot be read gives an UnavailableUsage saying why.
  */
 export async function measureJobUsage(q: UsageQuery): Promise<JobUsage> {
-  const measured_at = (q.now ?? new Date()).toISOString();
+  const measured_at = (q.now ?? dateOn(systemClock)).toISOString();
   const unavailable = (why: string, final: boolean): JobUsage => ({ agent: q.agent, unavailable: why, final, measured_at });
   const reader = READERS[q.agent];
   if (!reader) return unavailable(`not recorded by ${q.agent}`, true);
