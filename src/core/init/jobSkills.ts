@@ -1,5 +1,5 @@
 import type { SkillText } from './skillText';
-import type { Skill } from './skills';
+import type { Skill } from './skillText';
 
 /**
  * Delegation (the seeds' multi-agent-mux-delegate-job), with the job types' reference beside it.

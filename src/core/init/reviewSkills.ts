@@ -1,5 +1,5 @@
 import type { SkillText } from './skillText';
-import type { Skill } from './skills';
+import type { Skill } from './skillText';
 
 /** The review loop, the creators' own checkouts, and jobs on another host. */
 export function reviewSkills(t: SkillText): Skill[] {

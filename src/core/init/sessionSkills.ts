@@ -1,7 +1,7 @@
 import { AGENT_NAMES } from '../agents/adapter';
 import { SESSION_ROLES } from '../store/sessionSchema';
 import type { SkillText } from './skillText';
-import type { Skill } from './skills';
+import type { Skill } from './skillText';
 
 /** The team itself: its sessions (the seeds' create, stop, resume and status), the monitor, the orchestrator. */
 export function sessionSkills(t: SkillText): Skill[] {

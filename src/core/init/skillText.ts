@@ -30,3 +30,23 @@ export function skillText(cli: string, workspace: string): SkillText {
       ].join('\n'),
   };
 }
+
+/** One skill as Claude Code and Codex read it: a folder holding SKILL.md, and files it points to. */
+export interface Skill {
+  name: string;
+  /** When to use it: agents pick a skill by this line alone. */
+  description: string;
+  /** The seeds' metadata (Hermes Agent reads them under `metadata.hermes`). */
+  tags: readonly string[];
+  related: readonly string[];
+  prereq: readonly string[];
+  body: string;
+  /** Files beside SKILL.md that it names (the standard's `references/`), read only when needed. */
+  files?: readonly SkillFile[];
+}
+
+export interface SkillFile {
+  /** Relative to the skill's folder, `/`-separated. */
+  path: string;
+  content: string;
+}
