@@ -4,7 +4,7 @@ import { Views } from './views/host/commandIds';
 import { EngineHost } from './views/host/engineHost';
 import { registerJobCommands } from './views/jobs/jobCommands';
 import { registerPersonCommands } from './views/jobs/personCommands';
-import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobs/jobLogDocument';
+import { JobLogProvider } from './views/jobs/jobLogDocument';
 import { JobsTreeProvider } from './views/jobs/jobsTree';
 import { Notifier } from './views/window/notifications';
 import { registerSessionCommands } from './views/sessions/sessionCommands';
@@ -15,7 +15,8 @@ import { LoopsTreeProvider } from './views/loops/loopsTree';
 import { MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
 import { registerMergeQueueCommands } from './views/merge/mergeQueueCommands';
 import { ReportPanels } from './views/loops/reportPanel';
-import { Schemes, SnapshotContentProvider } from './views/loops/snapshotDocuments';
+import { SnapshotContentProvider } from './views/loops/snapshotDocuments';
+import { UriSchemes } from './views/shared/uriSchemes';
 import { GitignoreOffer } from './views/workspace/gitignoreOffer';
 import { InitOffer } from './views/workspace/initOffer';
 import { registerWorkspaceCommands } from './views/workspace/workspaceCommands';
@@ -88,10 +89,10 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     gitignore,
     init,
     loopsView,
-    vscode.workspace.registerTextDocumentContentProvider(Schemes.snapshot, new SnapshotContentProvider(host)),
+    vscode.workspace.registerTextDocumentContentProvider(UriSchemes.snapshot, new SnapshotContentProvider(host)),
     ...registerLoopCommands(host, reports),
     registerDemoCommand(host, reports, context.extensionUri),
-    vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
+    vscode.workspace.registerTextDocumentContentProvider(UriSchemes.jobLog, jobLogs),
     ...registerSessionCommands(host, notifier),
     ...registerMergeQueueCommands(host),
     ...registerJobCommands(host, notifier),

@@ -94,7 +94,7 @@ class DemoRun {
     let interrupts = 0;
     // Ctrl-C stops the demo cleanly (its jobs cancelled, everything it started stopped); a second one leaves at once.
     const onSignal = (): void => {
-      if (++interrupts > 1) process.exit(130);
+      if (++interrupts > 1) process.exit(128 + os.constants.signals.SIGINT); // as a shell reports a process Ctrl-C ended
       this.say('Stopping the demo (press Ctrl-C again to leave at once, without cleaning up)…');
       abort.abort();
     };

@@ -4,7 +4,7 @@ import { submitJob } from '../../core/jobs/submit';
 import { parseTarget } from '../../core/jobs/targetAddress';
 import { submitDiscussion } from '../../core/jobs/compositeJobs';
 import { LoopRunner } from '../../core/loop/loopRunner';
-import { UsageError } from '../../core/base/errors';
+import { ExitCode, UsageError } from '../../core/base/errors';
 import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
 import { isOneOf } from '../args';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
@@ -157,7 +157,7 @@ const verify = defineCommand({
     const result = await verifyJob(ctx.jobs(), jobIdArg(ctx, 'verify'), ctx.args.options.validate);
     if (ctx.args.options.json) ctx.json(result);
     else ctx.out(`${result.passed ? 'passed' : 'failed'}: ${result.command.join(' ')} exited ${result.exit_code}${result.output_tail ? `\n${result.output_tail}` : ''}`);
-    return result.passed ? 0 : 1;
+    return result.passed ? ExitCode.ok : ExitCode.failed;
   },
 });
 

@@ -19,8 +19,8 @@ with the detail "onboarded".`;
 
 export interface OnboardResult {
   job: JobRecord;
-  /** 0 onboarded; 44 the onboarding job failed; 45 it did not finish in time (SPEC §4). */
-  exitCode: 0 | 44 | 45;
+  /** Onboarded, the onboarding job failed, or it did not finish in time (SPEC §4). */
+  exitCode: (typeof ExitCode)['ok' | 'onboardFailed' | 'onboardTimeout'];
 }
 
 /**

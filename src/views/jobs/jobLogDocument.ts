@@ -2,12 +2,11 @@ import * as vscode from 'vscode';
 import { formatEntry } from '../../core/jobs/formatLog';
 import type { EngineHost } from '../host/engineHost';
 import { DisposableBase } from '../../core/base/disposable';
-
-export const JOB_LOG_SCHEME = 'mam-log';
+import { UriSchemes } from '../shared/uriSchemes';
 
 /** `mam-log:/<folder index>/<job id>.log`. */
 export function jobLogUri(folderIndex: number, jobId: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: JOB_LOG_SCHEME, path: `/${folderIndex}/${jobId}.log` });
+  return vscode.Uri.from({ scheme: UriSchemes.jobLog, path: `/${folderIndex}/${jobId}.log` });
 }
 
 /**

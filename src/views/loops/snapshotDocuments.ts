@@ -3,11 +3,7 @@ import * as vscode from 'vscode';
 import { printable } from '../../core/base/ids';
 import { isPinned } from '../../core/loop/snapshot';
 import type { EngineHost } from '../host/engineHost';
-
-/** The custom URI schemes of the extension, in one place. */
-export const Schemes = {
-  snapshot: 'mam-snapshot',
-} as const;
+import { UriSchemes } from '../shared/uriSchemes';
 
 export interface SnapshotRef {
   folderIndex: number;
@@ -20,7 +16,7 @@ export interface SnapshotRef {
 /** `mam-snapshot:/<path>?folder=0&loop=l-…&rev=<sha>`: a file as it was in a reviewed snapshot. */
 export function snapshotUri(ref: SnapshotRef): vscode.Uri {
   const query = new URLSearchParams({ folder: String(ref.folderIndex), loop: ref.loopId, rev: ref.rev }).toString();
-  return vscode.Uri.from({ scheme: Schemes.snapshot, path: `/${ref.path}`, query });
+  return vscode.Uri.from({ scheme: UriSchemes.snapshot, path: `/${ref.path}`, query });
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../../core/agents/adapter';
+import { ExitCode } from '../../core/base/errors';
 import { nameProblem, printable } from '../../core/base/ids';
 import { splitWords } from '../../core/base/shellWords';
 import { isOpen } from '../../core/store/jobSchema';
@@ -218,11 +219,11 @@ async function createSession(host: EngineHost, notifier: Notifier, ref: FolderRe
       void vscode.window.showInformationMessage(`MAM: ${where}onboarding of ${row.name} cancelled; the session is kept.`);
       return;
     }
-    if (outcome.exitCode === 0) return void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is onboarded and ready for jobs.`);
+    if (outcome.exitCode === ExitCode.ok) return void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is onboarded and ready for jobs.`);
     const { job } = outcome;
     // What the agent said (its detail) is its own text: printable only.
     const why = `${job.reason ?? job.state}${job.detail ? `: ${printable(job.detail, 200)}` : ''}`;
-    void vscode.window.showWarningMessage(`MAM: ${where}onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
+    void vscode.window.showWarningMessage(`MAM: ${where}onboarding of ${row.name} ${outcome.exitCode === ExitCode.onboardTimeout ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name });
       if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: job.id });
     });

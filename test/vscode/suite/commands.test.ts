@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { BACK, CANCEL, Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
@@ -161,7 +162,7 @@ describe('the commands end to end, prompts answered like a user', function () {
     const editor = await waitFor('the pane output editor', () => (vscode.window.activeTextEditor?.document.uri.fsPath === file ? vscode.window.activeTextEditor : undefined));
     assert.match(editor.document.getText(), new RegExp(`^.*MAM job ${job.id}: read the brief at `));
     await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });
-    const log = await waitFor('the job log', () => (vscode.window.activeTextEditor?.document.uri.scheme === 'mam-log' ? vscode.window.activeTextEditor.document : undefined));
+    const log = await waitFor('the job log', () => (vscode.window.activeTextEditor?.document.uri.scheme === UriSchemes.jobLog ? vscode.window.activeTextEditor.document : undefined));
     assert.ok(log.getText().includes(`# what its pane showed: ${file} (MAM: Show Pane Output)`), log.getText().slice(0, 400));
   });
 

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import type { LoopsNode } from '../../../src/views/loops/loopsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi, REPO_ROOT } from './support';
@@ -69,7 +70,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const tab = await waitFor(`the multi-diff editor “${title}”`, () => tabs().find((t) => t.input instanceof TabInputTextMultiDiff && t.label === title)).catch((err: Error) =>
       Promise.reject(new Error(`${err.message}; the tabs: ${tabs().map((t) => t.label).join(', ')}`)),
     );
-    assert.ok((tab.input as MultiDiff).textDiffs.every((d) => d.original?.scheme === 'mam-snapshot' && d.modified?.scheme === 'mam-snapshot'), 'both sides are read-only snapshots');
+    assert.ok((tab.input as MultiDiff).textDiffs.every((d) => d.original?.scheme === UriSchemes.snapshot && d.modified?.scheme === UriSchemes.snapshot), 'both sides are read-only snapshots');
     assert.equal(calls.length, 1);
     const [name, resources] = calls[0] as [string, Array<[vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined]>];
     assert.equal(`${name} (${resources.length} file${resources.length === 1 ? '' : 's'})`, title);

@@ -15,6 +15,7 @@ import type { JobsNode } from '../../../src/views/jobs/jobsTree';
 import type { LoopsNode } from '../../../src/views/loops/loopsTree';
 import type { MergeQueueNode } from '../../../src/views/merge/mergeQueueTree';
 import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { CANCEL, Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, FOLDER_QUESTION, mamApi } from './support';
@@ -242,7 +243,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
 
     const jobRow = ((await api.sessions.getChildren(devRow)) as SessionsNode[]).find((n) => n.kind === 'job' && n.jobId === job.id)!;
     await vscode.commands.executeCommand('mam.showJobLog', jobRow);
-    await waitFor('the job log', () => vscode.window.activeTextEditor?.document.uri.toString() === `mam-log:/${webIndex}/${job.id}.log`);
+    await waitFor('the job log', () => vscode.window.activeTextEditor?.document.uri.toString() === `${UriSchemes.jobLog}:/${webIndex}/${job.id}.log`);
     assert.match(vscode.window.activeTextEditor!.document.getText(), new RegExp(`# job ${job.id}`));
 
     await vscode.commands.executeCommand('mam.stopSession', devRow);

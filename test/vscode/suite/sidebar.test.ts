@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import type { JobsNode } from '../../../src/views/jobs/jobsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
 
@@ -97,7 +98,7 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
   it('the job log opens as a read-only document that follows the job', async () => {
     const job = engine().listJobs()[0]!;
     await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });
-    const doc = await waitFor('the log document', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'mam-log' && d.uri.path.includes(job.id)));
+    const doc = await waitFor('the log document', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === UriSchemes.jobLog && d.uri.path.includes(job.id)));
     assert.match(doc.getText(), new RegExp(`# job ${job.id}`));
     assert.match(doc.getText(), /→ registered/);
     assert.equal(path.extname(doc.uri.path), '.log');
