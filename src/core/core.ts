@@ -3,6 +3,7 @@ import type { Logger } from './base/log';
 import { TRUSTED, type Trust } from './base/trust';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { JobEngine } from './jobs/jobEngine';
+import { JobService } from './jobs/jobService';
 import { JobTargets, type JobTarget } from './jobs/jobTarget';
 import { localTarget } from './jobs/localTarget';
 import { personTarget } from './jobs/personTarget';
@@ -45,6 +46,7 @@ export class Core extends DisposableBase {
   private controlPlaneCache: ControlPlane | undefined;
   private sessionsCache: SessionService | undefined;
   private jobsCache: JobEngine | undefined;
+  private jobServiceCache: JobService | undefined;
   private loopsCache: LoopService | undefined;
   private mergeQueueCache: WorkspaceMergeQueue | undefined;
   private overlapsCache: WorkspaceOverlaps | undefined;
@@ -87,6 +89,11 @@ export class Core extends DisposableBase {
         trust: this.trust,
       }),
     ));
+  }
+
+  /** The jobs as a long-lived host uses them: submit, cancel, verify, act as a person, onboard, the jobs in memory. */
+  get jobService(): JobService {
+    return (this.jobServiceCache ??= new JobService(this.jobs));
   }
 
   get loops(): LoopService {
