@@ -101,10 +101,12 @@ export class Core extends DisposableBase {
   }
 
   get mergeQueue(): WorkspaceMergeQueue {
-    return (this.mergeQueueCache ??= new WorkspaceMergeQueue(this.jobs, this.workspace, this.options.logger, async (what) => {
-      this.trust.require(what);
-      await this.prepare();
-    }));
+    return (this.mergeQueueCache ??= this._register(
+      new WorkspaceMergeQueue(this.jobs, this.workspace, this.options.logger, async (what) => {
+        this.trust.require(what);
+        await this.prepare();
+      }),
+    ));
   }
 
   /** Overlaps between the running sessions' checkouts; looks start with `overlaps.start()`. */

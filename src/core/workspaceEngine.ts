@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import { DisposableBase } from './base/disposable';
 import { Emitter } from './base/emitter';
 import { UsageError, errorMessage } from './base/errors';
@@ -7,7 +6,6 @@ import { trustOf, type Trust } from './base/trust';
 import { addIgnores, missingIgnores } from './config/gitignore';
 import { initWorkspace, type InitMode, type InitResult } from './init/initWorkspace';
 import { externalBroker } from './messaging/brokerEndpoint';
-import { paneTextFile } from './jobs/paneText';
 import { runDoctor, type DoctorCheck } from './doctor';
 import { isTerminal } from './store/jobSchema';
 import { personReportFile } from './jobs/personJobs';
@@ -111,12 +109,6 @@ export class WorkspaceEngine extends DisposableBase {
     } finally {
       this.core.sessions.notifyChanged();
     }
-  }
-
-  /** The job's pane.txt (paneText.ts), when one was kept. */
-  paneTextFile(jobId: string): string | undefined {
-    const file = paneTextFile(this.core.controlPlane.paths, jobId);
-    return fs.existsSync(file) ? file : undefined;
   }
 
   /** The report file a person's reviewer or planner job hands in, made with a start if missing. */

@@ -50,8 +50,11 @@ function track(engine: JobEngine): JobEngine {
 }
 
 describe('where a job goes: the target chosen for --session', () => {
-  // The targets the composition root registers.
-  const targets = engineWith('default').deps.targets;
+  // The targets the composition root registers (built once the run-wide guard has made the temp root).
+  let targets: JobTargets;
+  before(() => {
+    targets = engineWith('default').deps.targets;
+  });
 
   for (const [session, target] of [
     ['w1', localTarget],

@@ -1,9 +1,11 @@
+import * as fs from 'node:fs';
 import type { AuditEntry } from '../store/auditLog';
 import type { JobRecord } from '../store/jobSchema';
 import { cancelJob, verifyJob, type VerifyResult } from './jobActions';
 import type { JobEngine } from './jobEngine';
 import type { JobIndex } from './jobIndex';
 import { onboardSession, type OnboardResult } from './onboard';
+import { paneTextFile } from './paneText';
 import { actAsPerson, type PersonAction } from './personJobs';
 import { submitJob, type SubmitRequest, type SubmitResult } from './submit';
 
@@ -53,5 +55,11 @@ export class JobService {
   /** The job's audit log. */
   log(jobId: string): AuditEntry[] {
     return this.engine.deps.controlPlane.audit.readEntries(jobId).entries;
+  }
+
+  /** The job's pane.txt (paneText.ts), when one was kept. */
+  paneTextFile(jobId: string): string | undefined {
+    const file = paneTextFile(this.engine.deps.controlPlane.paths, jobId);
+    return fs.existsSync(file) ? file : undefined;
   }
 }
