@@ -18,7 +18,7 @@ const ROLE_HINTS: Record<string, string> = {
   worker: 'takes delegated jobs',
 };
 
-const AGENT_HINTS: Record<string, string> = {
+const AGENT_HINTS: Record<(typeof AGENT_NAMES)[number], string> = {
   claude: 'Claude Code',
   codex: 'OpenAI Codex CLI',
   gemini: 'Gemini CLI',
