@@ -7,6 +7,7 @@ import { BROKER_PASSWORD_SECRET, ContextKeys } from './commandIds';
 import { JobsModel } from '../jobs/jobsModel';
 import { DisposableBase } from '../../core/base/disposable';
 import { printable } from '../../core/base/ids';
+import { errorMessage } from '../../core/base/errors';
 
 /** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {
@@ -18,6 +19,12 @@ export interface FolderEngine {
 
 /** What a view holds on one folder's engine (its subscriptions to the services' events). */
 export type FolderSubscription = vscode.Disposable | readonly vscode.Disposable[] | undefined | void;
+
+/** A view's `forEachFolder` subscription, with what it holds on the current engines. */
+interface Subscriber {
+  subscribe: (fe: FolderEngine) => FolderSubscription;
+  held: vscode.Disposable[];
+}
 
 type EngineModule = typeof import('../../engine');
 type BrokerSecret = import('../../engine').BrokerSecret;
@@ -41,8 +48,7 @@ export class EngineHost extends DisposableBase {
   private engines: FolderEngine[] = [];
   private building: Promise<FolderEngine[]> | undefined;
   private engineSubscriptions: vscode.Disposable[] = [];
-  /** The views' `forEachFolder` subscribers, each with what it holds on the current engines. */
-  private readonly subscribers = new Set<{ subscribe: (fe: FolderEngine) => FolderSubscription; held: vscode.Disposable[] }>();
+  private readonly subscribers = new Set<Subscriber>();
   private module: EngineModule | undefined;
 
   constructor(
@@ -75,7 +81,7 @@ export class EngineHost extends DisposableBase {
    * `host.forEachFolder((fe) => fe.engine.core.mergeQueue.onDidChange(() => this.refresh()))`.
    */
   forEachFolder(subscribe: (fe: FolderEngine) => FolderSubscription): vscode.Disposable {
-    const entry = { subscribe, held: [] as vscode.Disposable[] };
+    const entry: Subscriber = { subscribe, held: [] };
     this.subscribers.add(entry);
     for (const fe of this.engines) this.subscribeTo(entry, fe);
     return {
@@ -197,12 +203,14 @@ export class EngineHost extends DisposableBase {
     return engines;
   }
 
-  private subscribeTo(entry: { subscribe: (fe: FolderEngine) => FolderSubscription; held: vscode.Disposable[] }, fe: FolderEngine): void {
+  private subscribeTo(entry: Subscriber, fe: FolderEngine): void {
     try {
       const held = entry.subscribe(fe);
-      if (held) entry.held.push(...(Array.isArray(held) ? (held as readonly vscode.Disposable[]) : [held as vscode.Disposable]));
+      if (!held) return;
+      if ('dispose' in held) entry.held.push(held);
+      else entry.held.push(...held);
     } catch (err) {
-      this.logger.warn(`subscribing a view to ${fe.folder.name}: ${(err as Error).message}`);
+      this.logger.warn(`subscribing a view to ${fe.folder.name}: ${errorMessage(err)}`);
     }
   }
 
@@ -238,7 +246,7 @@ function disposeAll(items: readonly vscode.Disposable[], logger: Logger): void {
     try {
       d.dispose();
     } catch (err) {
-      logger.warn(`closing an engine: ${(err as Error).message}`);
+      logger.warn(`closing an engine: ${errorMessage(err)}`);
     }
   }
 }
