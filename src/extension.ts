@@ -12,8 +12,7 @@ import { SessionsTreeProvider } from './views/sessions/sessionsTree';
 import { JobStatusBar } from './views/window/statusBar';
 import { registerDemoCommand, registerLoopCommands } from './views/loops/loopCommands';
 import { LoopsTreeProvider } from './views/loops/loopsTree';
-import { MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
-import { registerMergeQueueCommands } from './views/merge/mergeQueueCommands';
+import { registerMergeQueueView, type MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
 import { ReportPanels } from './views/loops/reportPanel';
 import { SnapshotContentProvider } from './views/loops/snapshotDocuments';
 import { UriSchemes } from './views/shared/uriSchemes';
@@ -56,11 +55,11 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const notifier = new Notifier(host);
   const jobLogs = new JobLogProvider(host);
   const loops = new LoopsTreeProvider(host);
-  const mergeQueue = new MergeQueueTreeProvider(host);
-  const mergeQueueView = vscode.window.createTreeView(Views.mergeQueue, { treeDataProvider: mergeQueue, showCollapseAll: true });
+  const { provider: mergeQueue, disposables: mergeQueueParts } = registerMergeQueueView(host);
+  context.subscriptions.push(...mergeQueueParts);
   const loopsView = vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true });
-  // A queue or loop file that cannot be read is named in its view, not hidden.
-  context.subscriptions.push(mergeQueue.problems.showIn(mergeQueueView), loops.problems.showIn(loopsView));
+  // A loop file that cannot be read is named in its view, not hidden.
+  context.subscriptions.push(loops.problems.showIn(loopsView));
   const reports = new ReportPanels(host, context.extensionUri);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
@@ -83,8 +82,6 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     sessionsView,
     jobsView,
     loops,
-    mergeQueue,
-    mergeQueueView,
     reports,
     gitignore,
     init,
@@ -93,8 +90,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     ...registerLoopCommands(host, reports),
     registerDemoCommand(host, reports, context.extensionUri),
     vscode.workspace.registerTextDocumentContentProvider(UriSchemes.jobLog, jobLogs),
-    ...registerSessionCommands(host, notifier),
-    ...registerMergeQueueCommands(host),
+    ...registerSessionCommands(host),
     ...registerJobCommands(host, notifier),
     ...registerPersonCommands(host, context.globalState),
     ...registerWorkspaceCommands(host, context, channel),

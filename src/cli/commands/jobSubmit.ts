@@ -93,6 +93,8 @@ const submit = defineCommand({
       ...(o['start-timeout'] !== undefined ? { startTimeoutS: o['start-timeout'] } : {}),
       ...(o.heartbeat !== undefined ? { heartbeatS: o.heartbeat } : {}),
       ...(o['parent-job'] !== undefined ? { parentJob: o['parent-job'] } : {}),
+      // Someone's command (a person's, or an orchestrating agent's shell): a child job is its parent's.
+      ...(o['parent-job'] === undefined ? { origin: { kind: 'person', by: 'cli' } } : {}),
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });

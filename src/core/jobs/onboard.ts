@@ -27,7 +27,8 @@ export interface OnboardResult {
  * `session create --onboard`: delegates the onboarding job that teaches the agent the event
  * protocol, and waits for it. The session stays whatever happens.
  */
-export async function onboardSession(engine: JobEngine, session: string, options: { timeoutS?: number; startTimeoutS?: number; jobId?: string } = {}): Promise<OnboardResult> {
+export async function onboardSession(engine: JobEngine, session: string, options: { timeoutS?: number; startTimeoutS?: number } = {}): Promise<OnboardResult> {
+  engine.trust.require('onboard an agent');
   const { job } = await submitJob(engine, {
     session,
     prompt: ONBOARDING_TASK,
@@ -36,7 +37,7 @@ export async function onboardSession(engine: JobEngine, session: string, options
     baseDir: engine.deps.controlPlane.workspace,
     ...(options.timeoutS !== undefined ? { timeoutS: options.timeoutS } : {}),
     ...(options.startTimeoutS !== undefined ? { startTimeoutS: options.startTimeoutS } : {}),
-    ...(options.jobId !== undefined ? { jobId: options.jobId } : {}),
+    origin: { kind: 'onboarding', by: session },
   });
   if (job.state === 'completed') return { job, exitCode: ExitCode.ok };
   const late = job.state === 'timeout' || job.reason === REASONS.agentBlocked;
