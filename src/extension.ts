@@ -4,7 +4,7 @@ import { Views } from './views/host/commandIds';
 import { EngineHost } from './views/host/engineHost';
 import { registerJobCommands } from './views/jobs/jobCommands';
 import { registerPersonCommands } from './views/jobs/personCommands';
-import { JOB_LOG_SCHEME, JobLogProvider } from './views/jobs/jobLogDocument';
+import { JobLogProvider } from './views/jobs/jobLogDocument';
 import { JobsTreeProvider } from './views/jobs/jobsTree';
 import { Notifier } from './views/window/notifications';
 import { registerSessionCommands } from './views/sessions/sessionCommands';
@@ -12,10 +12,10 @@ import { SessionsTreeProvider } from './views/sessions/sessionsTree';
 import { JobStatusBar } from './views/window/statusBar';
 import { registerDemoCommand, registerLoopCommands } from './views/loops/loopCommands';
 import { LoopsTreeProvider } from './views/loops/loopsTree';
-import { MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
-import { registerMergeQueueCommands } from './views/merge/mergeQueueCommands';
+import { registerMergeQueueView, type MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
 import { ReportPanels } from './views/loops/reportPanel';
-import { Schemes, SnapshotContentProvider } from './views/loops/snapshotDocuments';
+import { SnapshotContentProvider } from './views/loops/snapshotDocuments';
+import { UriSchemes } from './views/shared/uriSchemes';
 import { GitignoreOffer } from './views/workspace/gitignoreOffer';
 import { InitOffer } from './views/workspace/initOffer';
 import { registerWorkspaceCommands } from './views/workspace/workspaceCommands';
@@ -55,11 +55,11 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const notifier = new Notifier(host);
   const jobLogs = new JobLogProvider(host);
   const loops = new LoopsTreeProvider(host);
-  const mergeQueue = new MergeQueueTreeProvider(host);
-  const mergeQueueView = vscode.window.createTreeView(Views.mergeQueue, { treeDataProvider: mergeQueue, showCollapseAll: true });
+  const { provider: mergeQueue, disposables: mergeQueueParts } = registerMergeQueueView(host);
+  context.subscriptions.push(...mergeQueueParts);
   const loopsView = vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true });
-  // A queue or loop file that cannot be read is named in its view, not hidden.
-  context.subscriptions.push(mergeQueue.problems.showIn(mergeQueueView), loops.problems.showIn(loopsView));
+  // A loop file that cannot be read is named in its view, not hidden.
+  context.subscriptions.push(loops.problems.showIn(loopsView));
   const reports = new ReportPanels(host, context.extensionUri);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
@@ -82,18 +82,15 @@ export function activate(context: vscode.ExtensionContext): MamApi {
     sessionsView,
     jobsView,
     loops,
-    mergeQueue,
-    mergeQueueView,
     reports,
     gitignore,
     init,
     loopsView,
-    vscode.workspace.registerTextDocumentContentProvider(Schemes.snapshot, new SnapshotContentProvider(host)),
+    vscode.workspace.registerTextDocumentContentProvider(UriSchemes.snapshot, new SnapshotContentProvider(host)),
     ...registerLoopCommands(host, reports),
     registerDemoCommand(host, reports, context.extensionUri),
-    vscode.workspace.registerTextDocumentContentProvider(JOB_LOG_SCHEME, jobLogs),
-    ...registerSessionCommands(host, notifier),
-    ...registerMergeQueueCommands(host),
+    vscode.workspace.registerTextDocumentContentProvider(UriSchemes.jobLog, jobLogs),
+    ...registerSessionCommands(host),
     ...registerJobCommands(host, notifier),
     ...registerPersonCommands(host, context.globalState),
     ...registerWorkspaceCommands(host, context, channel),

@@ -1,15 +1,9 @@
 import { ExitCode, MamError, errorMessage } from '../core/base/errors';
 import type { Logger } from '../core/base/log';
 import { printable } from '../core/base/ids';
-import { ControlPlane } from '../core/store/controlPlane';
-import { realMuxFactory } from '../core/mux';
-import { SessionService } from '../core/sessions/sessionService';
-import { JobEngine } from '../core/jobs/jobEngine';
-import { jobTargets } from '../core/jobs/jobTarget';
-import { remoteTarget } from '../core/remote/remoteTarget';
+import { buildCore, type Core } from '../core/core';
 import * as path from 'node:path';
 import { findWorkspace } from '../core/config/workspace';
-import { resolveConfig, type ResolvedConfig } from '../core/config/settings';
 import { GLOBAL_OPTIONS, parseCommandArgs, type OptionSpec } from './args';
 import type { CliIo, Command, CommandContext } from './command';
 import { COMMANDS, GROUPS } from './commands';
@@ -74,10 +68,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
 function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
   const logger = stderrLogger(io);
   let workspace: string | undefined;
-  let config: ResolvedConfig | undefined;
-  let controlPlane: ControlPlane | undefined;
-  let sessions: SessionService | undefined;
-  let jobs: JobEngine | undefined;
+  let core: Core | undefined;
   const ctx: CommandContext = {
     args,
     io,
@@ -85,24 +76,14 @@ function makeContext(args: CommandContext['args'], io: CliIo): CommandContext {
     out: (line = '') => io.stdout(`${line}\n`),
     json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
     workspace: () => (workspace ??= findWorkspace({ flag: args.options.workspace, env: io.env, cwd: io.cwd }).root),
-    config: () => (config ??= resolveConfig({ workspace: ctx.workspace(), env: io.env })),
-    // Resolving the settings first means a malformed .mam.env is reported before anything is touched.
-    controlPlane: () => (controlPlane ??= (ctx.config(), new ControlPlane(ctx.workspace(), { logger }))),
-    sessions: () =>
-      (sessions ??= new SessionService({ controlPlane: ctx.controlPlane(), config: ctx.config(), logger, env: io.env, muxFactory: realMuxFactory(io.env, logger) })),
-    jobs: () =>
-      (jobs ??= new JobEngine({
-        controlPlane: ctx.controlPlane(),
-        config: ctx.config(),
-        sessions: ctx.sessions(),
-        muxFactory: realMuxFactory(io.env, logger),
-        logger,
-        env: io.env,
-        cliPath: cliPath(),
-        targets: jobTargets(remoteTarget),
-      })),
+    core: () => (core ??= buildCore(ctx.workspace(), { env: io.env, logger, cliPath: cliPath() })),
+    config: () => ctx.core().config,
+    // The core resolves the settings first: a malformed .mam.env is reported before anything is touched.
+    controlPlane: () => ctx.core().controlPlane,
+    sessions: () => ctx.core().sessions,
+    jobs: () => ctx.core().jobs,
     cliPath,
-    dispose: () => jobs?.dispose(),
+    dispose: () => core?.dispose(),
   };
   return ctx;
 }

@@ -6,6 +6,7 @@
  */
 import * as path from 'node:path';
 import { version } from '../../package.json';
+import { ExitCode } from '../core/base/errors';
 import type { CliIo } from './command';
 
 export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly string[]) => Promise<number> = runMam): void {
@@ -33,7 +34,7 @@ export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly st
     },
     (err: unknown) => {
       process.stderr.write(`mam: internal error: ${String(err)}\n`);
-      process.exitCode = 70;
+      process.exitCode = ExitCode.internal;
     },
   );
 }

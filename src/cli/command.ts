@@ -3,6 +3,7 @@ import type { ControlPlane } from '../core/store/controlPlane';
 import type { ResolvedConfig } from '../core/config/settings';
 import type { SessionService } from '../core/sessions/sessionService';
 import type { JobEngine } from '../core/jobs/jobEngine';
+import type { Core } from '../core/core';
 import type { OptionSpecs, ParsedArgs, PositionalSpec } from './args';
 
 export interface CliIo {
@@ -22,6 +23,8 @@ export interface CommandContext<O extends OptionSpecs = OptionSpecs> {
   /** Prints a value as JSON to stdout. */
   json(value: unknown): void;
   workspace(): string;
+  /** The workspace's core (core.ts), built on first use; the accessors below are its parts. */
+  core(): Core;
   config(): ResolvedConfig;
   controlPlane(): ControlPlane;
   sessions(): SessionService;

@@ -21,7 +21,7 @@ import { DEMO_ROLES, type DemoRole } from '../core/demo/demoProject';
 import { JobContext, style, type Pace } from './jobContext';
 import { BriefFormatError, killRunning, LineInput, parseBrief, parseJobLine, type JobLine } from './kit';
 import { doJob, type Outcome } from './roles';
-import { errorMessage } from '../core/base/errors';
+import { ExitCode, errorMessage } from '../core/base/errors';
 import { isOneOf } from '../core/base/schema';
 
 const out = (text: string): void => void process.stdout.write(text);
@@ -36,7 +36,7 @@ function main(args: readonly string[]): void {
   const paceArg = option(args, '--pace') ?? 'normal';
   if (!isOneOf(DEMO_ROLES, roleArg) || !isOneOf(['fast', 'normal'], paceArg)) {
     process.stderr.write(`usage: demo-agent --role ${DEMO_ROLES.join('|')} [--pace fast|normal]\n`);
-    process.exit(64);
+    process.exit(ExitCode.usage);
   }
   const role: DemoRole = roleArg;
   const pace: Pace = paceArg;

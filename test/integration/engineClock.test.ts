@@ -5,11 +5,8 @@ import { dateOn } from '../../src/core/base/clock';
 import { waitForEvent } from '../../src/core/base/emitter';
 import { newJobId } from '../../src/core/base/ids';
 import { MemoryLogger } from '../../src/core/base/log';
-import { resolveConfig } from '../../src/core/config/settings';
-import { JobEngine } from '../../src/core/jobs/jobEngine';
-import { jobTargets } from '../../src/core/jobs/jobTarget';
-import { realMuxFactory } from '../../src/core/mux';
-import { remoteTarget } from '../../src/core/remote/remoteTarget';
+import type { JobEngine } from '../../src/core/jobs/jobEngine';
+import { buildCore } from '../../src/core/core';
 import { newJobRecord } from '../../src/core/store/newJobRecord';
 import { clockOf, type FakeClock } from '../support/clock';
 import { CLI } from '../support/helpers';
@@ -32,10 +29,7 @@ describe("the job engine's outbox poll on a fake clock", function () {
     f = jobFixture();
     fake = FakeTimers.createClock(T0);
     const logger = new MemoryLogger();
-    engine = new JobEngine({
-      controlPlane: f.controlPlane, config: resolveConfig({ workspace: f.workspace, env: f.env }), sessions: f.service, muxFactory: realMuxFactory(f.env),
-      logger, env: f.env, cliPath: CLI, targets: jobTargets(remoteTarget), clock: clockOf(fake),
-    });
+    engine = buildCore(f.workspace, { env: f.env, logger, cliPath: CLI, clock: clockOf(fake) }).jobs;
   });
   afterEach(async () => {
     engine.dispose();

@@ -3,11 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryLogger } from '../../src/core/base/log';
 import { stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
-import { realMuxFactory } from '../../src/core/mux';
-import { JobEngine } from '../../src/core/jobs/jobEngine';
-import { jobTargets } from '../../src/core/jobs/jobTarget';
-import { remoteTarget } from '../../src/core/remote/remoteTarget';
-import { resolveConfig } from '../../src/core/config/settings';
+import { buildCore } from '../../src/core/core';
+import type { JobEngine } from '../../src/core/jobs/jobEngine';
 import { CLI, FAKE_AGENT, mam, type MamResult } from './helpers';
 import { sessionFixture, type SessionFixture } from './sessions';
 
@@ -24,7 +21,7 @@ export interface JobFixture extends SessionFixture {
 /** A workspace with its own tmux server and embedded broker, both stopped afterwards. */
 export function jobFixture(extraEnv: Record<string, string> = {}): JobFixture {
   const base = sessionFixture(extraEnv);
-  const engines: JobEngine[] = [];
+  const engines: Array<{ dispose(): void }> = [];
   const run = (args: string[], env: Record<string, string> = {}) => mam(args, { cwd: base.workspace, env: { ...base.env, ...env } });
   return {
     ...base,
@@ -36,19 +33,10 @@ export function jobFixture(extraEnv: Record<string, string> = {}): JobFixture {
       if (r.exitCode !== 0) throw new Error(`session create failed: ${r.stderr}`);
     },
     engine() {
-      const logger = new MemoryLogger();
-      const engine = new JobEngine({
-        controlPlane: base.controlPlane,
-        config: resolveConfig({ workspace: base.workspace, env: base.env }),
-        sessions: base.service,
-        muxFactory: realMuxFactory(base.env),
-        logger,
-        env: base.env,
-        cliPath: CLI,
-        targets: jobTargets(remoteTarget),
-      });
-      engines.push(engine);
-      return engine;
+      // Built by the composition root over the fixture's sessions' workspace, as the CLI builds one.
+      const core = buildCore(base.workspace, { env: base.env, logger: new MemoryLogger(), cliPath: CLI });
+      engines.push(core);
+      return core.jobs;
     },
     async dispose() {
       for (const e of engines) e.dispose();

@@ -29,7 +29,6 @@ const ALLOWED: Readonly<Record<string, { uses: number; why: string }>> = {
   'demo/demo.ts': { uses: 2, why: "the demo's duration as a person waits it out, with real agents" },
   'demo/narration.ts': { uses: 2, why: 'the narration shows the real seconds since the demo began' },
   'recovery.ts': { uses: 1, why: 'resume --all reads rows another process stamped (the placement grace)' },
-  'workspaceEngine.ts': { uses: 1, why: 'the monitor tick: moves into the one monitor of the composition root (issue 23), which takes the engine clock' },
 };
 
 const CORE = path.resolve(__dirname, '../../src/core');

@@ -2,20 +2,17 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import { ExitCode, UsageError } from '../../src/core/base/errors';
 import { MemoryLogger } from '../../src/core/base/log';
-import { resolveConfig } from '../../src/core/config/settings';
 import { cancelJob } from '../../src/core/jobs/jobActions';
 import { JobEngine } from '../../src/core/jobs/jobEngine';
-import { jobTargets, type JobTarget } from '../../src/core/jobs/jobTarget';
+import { JobTargets, type JobTarget } from '../../src/core/jobs/jobTarget';
+import { buildCore } from '../../src/core/core';
 import type { TargetKind } from '../../src/core/jobs/targetAddress';
 import { localTarget } from '../../src/core/jobs/localTarget';
 import { personTarget } from '../../src/core/jobs/personTarget';
 import { submitJob } from '../../src/core/jobs/submit';
 import { parseTarget } from '../../src/core/jobs/targetAddress';
-import { realMuxFactory } from '../../src/core/mux';
 import { MAX_TASK_BYTES } from '../../src/core/remote/dispatchMessage';
 import { remoteTarget } from '../../src/core/remote/remoteTarget';
-import { SessionService } from '../../src/core/sessions/sessionService';
-import { ControlPlane } from '../../src/core/store/controlPlane';
 import type { JobRecord } from '../../src/core/store/jobSchema';
 import { newJobRecord } from '../../src/core/store/newJobRecord';
 import { tempDir } from '../support/helpers';
@@ -25,12 +22,7 @@ const SECRET = 'a'.repeat(32);
 /** A jobs engine over a fresh workspace; nothing here connects to a broker. */
 function engineWith(targets: JobTarget[] | 'default', env: NodeJS.ProcessEnv = {}): JobEngine {
   const workspace = tempDir('targets');
-  const logger = new MemoryLogger();
-  const controlPlane = new ControlPlane(workspace, { logger });
-  const config = resolveConfig({ workspace, env });
-  const muxFactory = realMuxFactory(env);
-  const sessions = new SessionService({ controlPlane, config, logger, env, muxFactory });
-  return new JobEngine({ controlPlane, config, sessions, muxFactory, logger, env, cliPath: '/nonexistent/cli.js', targets: targets === 'default' ? jobTargets(remoteTarget) : jobTargets(...targets) });
+  return buildCore(workspace, { env, logger: new MemoryLogger(), cliPath: '/nonexistent/cli.js', ...(targets === 'default' ? {} : { targets }) }).jobs;
 }
 
 /** A target that only records what it was asked to do. */
@@ -58,7 +50,11 @@ function track(engine: JobEngine): JobEngine {
 }
 
 describe('where a job goes: the target chosen for --session', () => {
-  const targets = jobTargets(remoteTarget);
+  // The targets the composition root registers (built once the run-wide guard has made the temp root).
+  let targets: JobTargets;
+  before(() => {
+    targets = engineWith('default').deps.targets;
+  });
 
   for (const [session, target] of [
     ['w1', localTarget],
@@ -86,13 +82,14 @@ describe('where a job goes: the target chosen for --session', () => {
   }
 
   it('an engine built without a kind of target says so rather than sending the job elsewhere', () => {
-    assert.throws(() => jobTargets().of('remote'), /without a target for remote jobs/);
-    assert.equal(jobTargets().of('local'), localTarget);
+    const local = engineWith([localTarget]).deps.targets;
+    assert.throws(() => local.of('remote'), /without a target for remote jobs/);
+    assert.equal(local.of('local'), localTarget);
   });
 
-  it('a later target of the same kind replaces the built-in one (a composition root may swap it)', () => {
+  it('a later target of the same kind replaces an earlier one', () => {
     const own = recordingTarget('local', []);
-    assert.equal(jobTargets(own).of('local'), own);
+    assert.equal(new JobTargets([localTarget, own]).of('local'), own);
   });
 });
 

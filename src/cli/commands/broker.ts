@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { ControlPlanePaths } from '../../core/store/paths';
 import type { Logger } from '../../core/base/log';
-import { JobEngine } from '../../core/jobs/jobEngine';
+import { buildCore } from '../../core/core';
 import { externalBroker } from '../../core/messaging/brokerEndpoint';
 import { brokerFiles, describeEndpoint, runningEmbeddedBroker } from '../../core/messaging/brokerRecord';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
@@ -114,11 +114,12 @@ const serve = defineCommand({
  */
 async function startWarden(ctx: CommandContext, logger: Logger): Promise<{ dispose(): void } | undefined> {
   if (ctx.io.env.MAM_NO_WARDEN) return undefined; // tests and benchmarks whose own subscriber is the subject
-  const engine = new JobEngine({ ...ctx.jobs().deps, logger });
-  await engine.connect();
-  engine.supervise('orphans', { rescanEveryMs: 30_000 });
+  // A core of its own: the warden logs with the daemon's timestamps.
+  const core = buildCore(ctx.workspace(), { env: ctx.io.env, logger, cliPath: ctx.cliPath() });
+  await core.jobs.connect();
+  core.jobs.supervise('orphans', { rescanEveryMs: 30_000 });
   logger.info('job warden: enforcing the timers of jobs nobody waits on');
-  return engine;
+  return core;
 }
 
 /** Timestamped lines to stderr, which the daemon's spawner points at .mam/broker.log. */

@@ -3,18 +3,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExitCode, MamError, UsageError, errorMessage } from '../../core/base/errors';
 import { shellLine } from '../../core/base/shellWords';
-import { resolveConfig } from '../../core/config/settings';
-import { ControlPlane } from '../../core/store/controlPlane';
+import type { ControlPlane } from '../../core/store/controlPlane';
+import { buildCore, type Core } from '../../core/core';
 import { runDemo, type DemoSummary } from '../../core/demo/demo';
 import { DEMO_PACES, type DemoPace } from '../../core/demo/demoProject';
-import { JobEngine } from '../../core/jobs/jobEngine';
-import { jobTargets } from '../../core/jobs/jobTarget';
-import { remoteTarget } from '../../core/remote/remoteTarget';
+import type { JobEngine } from '../../core/jobs/jobEngine';
 import { stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
-import { realMuxFactory } from '../../core/mux';
 import { TmuxBackend } from '../../core/mux/tmux';
 import { findProgram } from '../../core/sessions/program';
-import { SessionService } from '../../core/sessions/sessionService';
+import type { SessionService } from '../../core/sessions/sessionService';
 import { defineCommand, JSON_OPTION, type CommandContext } from '../command';
 import { isOneOf } from '../args';
 
@@ -59,6 +56,7 @@ class DemoRun {
   private readonly env: NodeJS.ProcessEnv;
   /** dist/, where this bundle (cli-main.js), cli.js and demo-agent.js are. */
   private readonly distDir = __dirname;
+  private readonly core: Core;
   private readonly controlPlane: ControlPlane;
   private readonly sessions: SessionService;
   private readonly engine: JobEngine;
@@ -75,18 +73,17 @@ class DemoRun {
     const { logger } = ctx;
     this.root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-demo-')));
     this.server = `mam-demo-${path.basename(this.root).slice('mam-demo-'.length).toLowerCase()}`;
-    this.controlPlane = new ControlPlane(this.root, { logger });
-    let config;
+    this.core = buildCore(this.root, { env: this.env, logger, cliPath: path.join(this.distDir, 'cli.js') });
     try {
-      config = resolveConfig({ workspace: this.root, env: this.env });
+      void this.core.config;
     } catch (err) {
       // A malformed MAM_* setting: nothing has started yet but the empty folder.
       fs.rmSync(this.root, { recursive: true, force: true });
       throw err;
     }
-    const muxFactory = realMuxFactory(this.env);
-    this.sessions = new SessionService({ controlPlane: this.controlPlane, config, logger, env: this.env, muxFactory });
-    this.engine = new JobEngine({ controlPlane: this.controlPlane, config, sessions: this.sessions, muxFactory, logger, env: this.env, cliPath: path.join(this.distDir, 'cli.js'), targets: jobTargets(remoteTarget) });
+    this.controlPlane = this.core.controlPlane;
+    this.sessions = this.core.sessions;
+    this.engine = this.core.jobs;
   }
 
   async run(): Promise<number> {
@@ -94,7 +91,7 @@ class DemoRun {
     let interrupts = 0;
     // Ctrl-C stops the demo cleanly (its jobs cancelled, everything it started stopped); a second one leaves at once.
     const onSignal = (): void => {
-      if (++interrupts > 1) process.exit(130);
+      if (++interrupts > 1) process.exit(128 + os.constants.signals.SIGINT); // as a shell reports a process Ctrl-C ended
       this.say('Stopping the demo (press Ctrl-C again to leave at once, without cleaning up)…');
       abort.abort();
     };
@@ -110,7 +107,7 @@ class DemoRun {
       });
       this.report(summary);
     } finally {
-      this.engine.dispose();
+      this.core.dispose();
       // Still under our Ctrl-C handler: a first Ctrl-C now does not cut the clean-up short.
       if (this.keep) this.sayKept();
       else await this.cleanUp();

@@ -1,3 +1,4 @@
+import { ExitCode } from '../../core/base/errors';
 import { runDoctor } from '../../core/doctor';
 import { defineCommand, JSON_OPTION } from '../command';
 
@@ -22,6 +23,6 @@ export const doctorCommand = defineCommand({
       const also = warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`;
       ctx.out(problems.length === 0 ? `No problems found${also}.` : `${problems.length} problem${problems.length === 1 ? '' : 's'} found${also}.`);
     }
-    return problems.length === 0 ? 0 : 1;
+    return problems.length === 0 ? ExitCode.ok : ExitCode.failed;
   },
 });

@@ -1,6 +1,6 @@
 import { printable, printableLines } from '../../core/base/ids';
 import { paneTextFile, readPaneText } from '../../core/jobs/paneText';
-import { UsageError } from '../../core/base/errors';
+import { ExitCode, UsageError } from '../../core/base/errors';
 import { isTerminal, JOB_STATES } from '../../core/store/jobSchema';
 import { formatEntry } from '../../core/jobs/formatLog';
 import { settleUsage } from '../../core/jobs/jobUsage';
@@ -113,7 +113,7 @@ const logs = defineCommand({
       if (ctx.args.options.json) ctx.json({ job: id, file: text === undefined ? null : paneTextFile(cp.paths, id), text: text ?? null });
       else if (text !== undefined) ctx.io.stdout(printableLines(text));
       else ctx.io.stderr(`mam: no pane text kept for ${id}: ${isTerminal(job.state) ? 'its pane was gone (or it never reached one) when it ended' : `it is ${job.state}; its pane text is kept when it ends`}\n`);
-      return text === undefined ? 1 : 0;
+      return text === undefined ? ExitCode.failed : ExitCode.ok;
     }
     const { entries, badLines } = cp.audit.readEntries(id);
     if (badLines > 0) ctx.logger.warn(`${badLines} unreadable line(s) in the audit log of ${id}`);

@@ -4,7 +4,7 @@ import { submitJob } from '../../core/jobs/submit';
 import { parseTarget } from '../../core/jobs/targetAddress';
 import { submitDiscussion } from '../../core/jobs/compositeJobs';
 import { LoopRunner } from '../../core/loop/loopRunner';
-import { UsageError } from '../../core/base/errors';
+import { ExitCode, UsageError } from '../../core/base/errors';
 import { cancelJob, verifyJob } from '../../core/jobs/jobActions';
 import { isOneOf } from '../args';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
@@ -93,6 +93,8 @@ const submit = defineCommand({
       ...(o['start-timeout'] !== undefined ? { startTimeoutS: o['start-timeout'] } : {}),
       ...(o.heartbeat !== undefined ? { heartbeatS: o.heartbeat } : {}),
       ...(o['parent-job'] !== undefined ? { parentJob: o['parent-job'] } : {}),
+      // Someone's command (a person's, or an orchestrating agent's shell): a child job is its parent's.
+      ...(o['parent-job'] === undefined ? { origin: { kind: 'person', by: 'cli' } } : {}),
     });
     const job = result.job;
     if (json) ctx.json({ ...job, exit_code: result.exitCode });
@@ -157,7 +159,7 @@ const verify = defineCommand({
     const result = await verifyJob(ctx.jobs(), jobIdArg(ctx, 'verify'), ctx.args.options.validate);
     if (ctx.args.options.json) ctx.json(result);
     else ctx.out(`${result.passed ? 'passed' : 'failed'}: ${result.command.join(' ')} exited ${result.exit_code}${result.output_tail ? `\n${result.output_tail}` : ''}`);
-    return result.passed ? 0 : 1;
+    return result.passed ? ExitCode.ok : ExitCode.failed;
   },
 });
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../../core/base/errors';
+import { ExitCode, UsageError } from '../../core/base/errors';
 import { LoopRunner } from '../../core/loop/loopRunner';
 import { cancelLoop } from '../../core/loop/loopCancel';
 import { LoopStore, type LoopState } from '../../core/loop/loopState';
@@ -162,7 +162,7 @@ function loopRunner(ctx: CommandContext<typeof JSON_OPTION>): LoopRunner {
 
 function report(ctx: CommandContext<typeof JSON_OPTION>, state: LoopState): number {
   if (ctx.args.options.json) ctx.json(state);
-  return state.exit_code ?? 1;
+  return state.exit_code ?? ExitCode.failed;
 }
 
 export const loopCommands: readonly Command[] = [run, resume, status, list, cancel];

@@ -1,4 +1,4 @@
-import { UsageError } from '../../core/base/errors';
+import { ExitCode, UsageError } from '../../core/base/errors';
 import { printable } from '../../core/base/ids';
 import { isGitCheckout } from '../../core/loop/snapshot';
 import { enqueue } from '../../core/merge/enqueue';
@@ -53,7 +53,7 @@ const status = defineCommand({
     const log = new MergeLog(paths);
     if (ctx.args.options.json) {
       ctx.json({ file: paths.mergeQueueFile, problem, entries: entries.map((e) => ({ ...e, log_file: log.file(e.id), log_tail: log.tail(e.id) })) });
-      return problem ? 1 : 0;
+      return problem ? ExitCode.failed : ExitCode.ok;
     }
     if (problem) throw new UsageError(problem);
     if (entries.length === 0) ctx.out('The merge queue is empty.');
@@ -93,7 +93,7 @@ const runCommand = defineCommand({
     const waiting = result.entries.filter((e) => e.state === 'waiting');
     if (ctx.args.options.json) ctx.json({ landed: result.landed.map((e) => e.id), entries: result.entries });
     else ctx.out(`Landed ${result.landed.length}; ${waiting.length} waiting.`);
-    return waiting.length > 0 ? 1 : 0;
+    return waiting.length > 0 ? ExitCode.failed : ExitCode.ok;
   },
 });
 

@@ -1,4 +1,4 @@
-import { reconcile, type ReconcileReport } from '../../core/sessions/sessionStatus';
+import type { ReconcileReport } from '../../core/sessions/sessionStatus';
 import * as fs from 'node:fs';
 import { LockTimeoutError } from '../../core/base/errors';
 import { isTerminal } from '../../core/store/jobSchema';
@@ -23,8 +23,9 @@ export const monitorCommand = defineCommand({
   async run(ctx) {
     // Watched from the start: a workspace deleted while the engine connects still stops the monitor.
     const gone = folderWatch(ctx.controlPlane().paths.dir);
-    const registry = ctx.controlPlane().sessions;
     const engine = ctx.jobs();
+    // The core's monitor, the extension's too: repairs drift, learns conversation IDs, notices blocking screens.
+    const monitor = ctx.core().monitor;
     const print = (r: ReconcileReport): void => {
       for (const n of r.terminated) ctx.out(`terminated ${n}: its pane is gone`);
       for (const n of r.registered) ctx.out(`registered ${n}: a live pane nobody had registered`);
@@ -43,8 +44,9 @@ export const monitorCommand = defineCommand({
     engine.ledger.onDidChangeJob(() => overlaps.schedule());
     await engine.connect();
     const supervisor = engine.supervise('orphans');
+    monitor.onDidReconcile(print);
     if (ctx.args.options.once) {
-      print(await reconcile(ctx.sessions(), registry));
+      await monitor.pass();
       await supervisor.enforceDue();
       overlaps.schedule();
       await overlaps.whenIdle();
@@ -52,7 +54,7 @@ export const monitorCommand = defineCommand({
       return 0;
     }
     await whileWorkspaceLasts(ctx, ctx.args.options.interval, async () => {
-      print(await reconcile(ctx.sessions(), registry));
+      await monitor.pass();
       overlaps.schedule();
     }, gone);
     overlaps.dispose();

@@ -93,8 +93,8 @@ const create = defineCommand({
     }
     const onboarding = await onboardSession(ctx.jobs(), row.name, o['onboard-timeout'] !== undefined ? { timeoutS: o['onboard-timeout'] } : {});
     if (o.json) ctx.json({ ...row, onboarding: onboarding.job, exit_code: onboarding.exitCode });
-    else if (onboarding.exitCode === 0) ctx.out(`Onboarded ${row.name} (job ${onboarding.job.id}).`);
-    else ctx.out(`Onboarding of ${row.name} ${onboarding.exitCode === 45 ? 'did not finish in time' : 'failed'}: job ${onboarding.job.id} ${onboarding.job.state} (${onboarding.job.reason ?? '-'}). The session is kept.`);
+    else if (onboarding.exitCode === ExitCode.ok) ctx.out(`Onboarded ${row.name} (job ${onboarding.job.id}).`);
+    else ctx.out(`Onboarding of ${row.name} ${onboarding.exitCode === ExitCode.onboardTimeout ? 'did not finish in time' : 'failed'}: job ${onboarding.job.id} ${onboarding.job.state} (${onboarding.job.reason ?? '-'}). The session is kept.`);
     return onboarding.exitCode;
   },
 });

@@ -17,6 +17,9 @@ export interface ExecResult {
   stderr: string;
 }
 
+/** The status of a program that ended without one (killed by a signal), as a shell's `$?` is non-zero then. */
+const NO_EXIT_STATUS = 1;
+
 /** Thrown when a program cannot be started at all (not installed, not executable). */
 export class ProgramNotFoundError extends Error {
   constructor(readonly file: string) {
@@ -47,7 +50,7 @@ export async function exec(file: string, args: readonly string[], options: ExecO
       if (isEnoent(result.cause)) throw notStarted(file, options.cwd);
       throw result.cause instanceof Error ? result.cause : new Error(result.message);
     }
-    return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+    return { exitCode: result.exitCode ?? NO_EXIT_STATUS, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
   } catch (err) {
     if (isEnoent(err)) throw notStarted(file, options.cwd);
     throw err;

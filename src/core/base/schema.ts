@@ -4,10 +4,11 @@ import { printable } from './printable';
  * The one way MAM reads what comes from disk and the wire (STYLE.md: parse, don't validate). A
  * schema turns an untrusted value into a typed one, or throws one SchemaError naming the field by
  * its path from the root (`rounds[0].identity.tree must be a string`); the caller says which file
- * or message it was. A kit of our own rather than a schema library: measured against valibot and
- * zod, it adds the least to `mam event`, the process agents start for every event
- * (docs/benchmarks.md, "Reading disk and wire"). It uses none of Node's APIs: the report webview's
- * script reads its messages with it too.
+ * or message it was. A kit of our own rather than a schema library: measured against valibot, zod
+ * and zod/mini, it adds the least to `mam event`, the process agents start for every event (zod
+ * makes it ~19 ms slower; valibot is within the noise but 19 KB larger: docs/benchmarks.md, "Schema
+ * kit: why our own"). It uses none of Node's APIs: the report webview's script reads its messages
+ * with it too.
  */
 
 export class SchemaError extends Error {

@@ -3,6 +3,9 @@ import * as path from 'node:path';
 import { gitExec } from '../base/git';
 import { writeFileAtomic } from '../store/atomicFile';
 
+/** `git check-ignore`'s exit status when none of the paths is ignored (0: some are). */
+const CHECK_IGNORE_NONE_IGNORED = 1;
+
 /** What must stay out of the user's commits: agent state, and broker credentials (SPEC §3). */
 export const MAM_IGNORES = ['.mam/', '.mam.env'] as const;
 
@@ -15,7 +18,7 @@ export const MAM_IGNORES = ['.mam/', '.mam.env'] as const;
 export async function missingIgnores(workspace: string): Promise<string[] | undefined> {
   const probes = { '.mam/': '.mam/agent-sessions.db', '.mam.env': '.mam.env' } as const;
   const r = await gitExec(workspace, ['check-ignore', '--', ...Object.values(probes)], { timeoutMs: 30_000 }).catch(() => undefined);
-  if (!r || (r.exitCode !== 0 && r.exitCode !== 1)) return undefined;
+  if (!r || (r.exitCode !== 0 && r.exitCode !== CHECK_IGNORE_NONE_IGNORED)) return undefined;
   const ignored = new Set(r.stdout.split('\n').map((l) => l.trim()));
   return MAM_IGNORES.filter((entry) => !ignored.has(probes[entry]) && (entry !== '.mam.env' || fs.existsSync(path.join(workspace, '.mam.env'))));
 }

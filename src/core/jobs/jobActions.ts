@@ -12,6 +12,7 @@ import { REASONS } from './lifecycle';
  * job's target is told (a remote runner frees its session too).
  */
 export async function cancelJob(engine: JobEngine, jobId: string): Promise<{ job: JobRecord; changed: boolean }> {
+  engine.trust.require('cancel a job');
   const current = engine.deps.controlPlane.jobs.require(jobId);
   if (isTerminal(current.state)) return { job: current, changed: false };
   const job = await engine.ledger.transition(jobId, 'cancelled', REASONS.cancelledByUser, { when: (j) => !isTerminal(j.state), note: 'cancelled by the user' });
@@ -27,6 +28,7 @@ export type { VerifyResult };
  * report and folder in its environment, and records the result on the job and in its audit log.
  */
 export async function verifyJob(engine: JobEngine, jobId: string, commandLine: string): Promise<VerifyResult> {
+  engine.trust.require('run a validation command');
   const { controlPlane } = engine.deps;
   const job = controlPlane.jobs.require(jobId);
   const command = splitWords(commandLine);

@@ -17,6 +17,8 @@ import { keepPaneText } from './paneText';
 import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
 import { errorMessage } from '../base/errors';
+import { TRUSTED, type Trust } from '../base/trust';
+import { JobIndex } from './jobIndex';
 
 export interface JobEngineDeps {
   controlPlane: ControlPlane;
@@ -27,7 +29,7 @@ export interface JobEngineDeps {
   env: NodeJS.ProcessEnv;
   /** The bundled CLI agents run for events (absolute path of dist/cli.js). */
   cliPath: string;
-  /** Where jobs can go, one target per kind (jobTarget.ts `jobTargets`). */
+  /** Where jobs can go, one target per kind, registered by the composition root (core.ts). */
   targets: JobTargets;
   /**
    * The time the engine keeps: records and audit entries are stamped with it, and its timers (outbox
@@ -36,6 +38,8 @@ export interface JobEngineDeps {
    * `mam event` timestamps), so anything but a test gives the system clock.
    */
   clock?: Clock;
+  /** Untrusted: no job is delegated, cancelled or verified here (default: trusted, as the CLI is). */
+  trust?: Trust;
 }
 
 /**
@@ -45,6 +49,9 @@ export interface JobEngineDeps {
  */
 export class JobEngine extends DisposableBase {
   readonly ledger: JobLedger;
+  /** Every job in memory, kept by the ledger (views read it; nothing polls the disk). */
+  readonly index: JobIndex;
+  readonly trust: Trust;
   readonly workspaceId: string;
   private bus: JobBus | undefined;
   private client: MqttClient | undefined;
@@ -55,6 +62,8 @@ export class JobEngine extends DisposableBase {
     super();
     this.clock = deps.clock ?? systemClock;
     this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger, this.clock));
+    this.index = this._register(new JobIndex(deps.controlPlane, this.ledger));
+    this.trust = deps.trust ?? TRUSTED;
     this._register(watchUsage(this));
     this._register(keepPaneText(this));
     this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);

@@ -1,8 +1,6 @@
 import type { JobRecord } from '../store/jobSchema';
 import type { JobEngine } from './jobEngine';
 import type { TargetAddress, TargetKind } from './targetAddress';
-import { localTarget } from './localTarget';
-import { personTarget } from './personTarget';
 
 /** What a target needs to hand a registered job over. */
 export interface Handover {
@@ -41,7 +39,7 @@ export interface JobTarget {
   afterEnd(engine: JobEngine, job: JobRecord): Promise<void>;
 }
 
-/** The targets a jobs engine can send to, one per kind; chosen where the engine is built. */
+/** The targets a jobs engine can send to, one per kind; registered by the composition root (core.ts). */
 export class JobTargets {
   private readonly byKind = new Map<TargetKind, JobTarget>();
 
@@ -55,12 +53,4 @@ export class JobTargets {
     if (!target) throw new Error(`this jobs engine was built without a target for ${kind} jobs`);
     return target;
   }
-}
-
-/**
- * Sessions on this host and people, which need nothing beyond the jobs engine, and the targets of
- * higher layers the composition root adds (the remote runner target, remote/remoteTarget.ts).
- */
-export function jobTargets(...more: JobTarget[]): JobTargets {
-  return new JobTargets([localTarget, personTarget, ...more]);
 }

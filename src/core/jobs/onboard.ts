@@ -19,15 +19,16 @@ with the detail "onboarded".`;
 
 export interface OnboardResult {
   job: JobRecord;
-  /** 0 onboarded; 44 the onboarding job failed; 45 it did not finish in time (SPEC §4). */
-  exitCode: 0 | 44 | 45;
+  /** Onboarded, the onboarding job failed, or it did not finish in time (SPEC §4). */
+  exitCode: (typeof ExitCode)['ok' | 'onboardFailed' | 'onboardTimeout'];
 }
 
 /**
  * `session create --onboard`: delegates the onboarding job that teaches the agent the event
  * protocol, and waits for it. The session stays whatever happens.
  */
-export async function onboardSession(engine: JobEngine, session: string, options: { timeoutS?: number; startTimeoutS?: number; jobId?: string } = {}): Promise<OnboardResult> {
+export async function onboardSession(engine: JobEngine, session: string, options: { timeoutS?: number; startTimeoutS?: number } = {}): Promise<OnboardResult> {
+  engine.trust.require('onboard an agent');
   const { job } = await submitJob(engine, {
     session,
     prompt: ONBOARDING_TASK,
@@ -36,7 +37,7 @@ export async function onboardSession(engine: JobEngine, session: string, options
     baseDir: engine.deps.controlPlane.workspace,
     ...(options.timeoutS !== undefined ? { timeoutS: options.timeoutS } : {}),
     ...(options.startTimeoutS !== undefined ? { startTimeoutS: options.startTimeoutS } : {}),
-    ...(options.jobId !== undefined ? { jobId: options.jobId } : {}),
+    origin: { kind: 'onboarding', by: session },
   });
   if (job.state === 'completed') return { job, exitCode: ExitCode.ok };
   const late = job.state === 'timeout' || job.reason === REASONS.agentBlocked;

@@ -15,6 +15,7 @@ export type PersonAction = { event: 'started' } | { event: 'completed'; detail: 
  * hands in the report file its brief names (it must exist by then).
  */
 export async function actAsPerson(engine: JobEngine, jobId: string, action: PersonAction): Promise<JobRecord> {
+  engine.trust.require('report on a job');
   const { controlPlane } = engine.deps;
   const job = controlPlane.jobs.require(jobId);
   if (job.target?.kind !== 'human') throw new UsageError(`job ${jobId} is not a person's job (it went to ${printable(job.session, 60)})`);

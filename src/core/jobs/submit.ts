@@ -12,7 +12,7 @@ import { newJobRecord } from '../store/newJobRecord';
 import { writeBrief } from './brief';
 import type { JobEngine } from './jobEngine';
 import { parseTarget } from './targetAddress';
-import { isTerminal, JOB_TYPES, type JobRecord, type JobTimers } from '../store/jobSchema';
+import { isTerminal, JOB_TYPES, type JobOrigin, type JobRecord, type JobTimers } from '../store/jobSchema';
 import { isOneOf } from '../base/schema';
 import { REASONS } from './lifecycle';
 import { clampTitle, titleFromTask } from './title';
@@ -39,6 +39,8 @@ export interface SubmitRequest {
   jobId?: string;
   /** A short title for lists; default: the task's first sentence (title.ts). */
   title?: string;
+  /** Where the job comes from (jobSchema.ts); default: a person's command, or its parent job's. */
+  origin?: JobOrigin;
 }
 
 export interface SubmitResult {
@@ -68,6 +70,7 @@ export function exitCodeOf(job: JobRecord): ExitCodeType {
  * outcome under the timers of SPEC §5. Bad input throws UsageError before anything is written.
  */
 export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<SubmitResult> {
+  engine.trust.require('delegate a job');
   const { controlPlane, config, targets } = engine.deps;
   const address = parseTarget(req.session);
   const task = taskOf(req);
@@ -107,6 +110,7 @@ export async function submitJob(engine: JobEngine, req: SubmitRequest): Promise<
   let job = await engine.ledger.register(
     newJobRecord({
       id, session: req.session, type, role, parent_job: req.parentJob ?? null,
+      origin: req.origin ?? (req.parentJob !== undefined ? { kind: 'parent', by: req.parentJob } : { kind: 'person', by: null }),
       target: { kind: address.kind, name: address.name, ...(address.mux ? { mux: address.mux } : {}) }, timers, brief: briefPath, owner, title,
     }, dateOn(engine.clock)),
     token,

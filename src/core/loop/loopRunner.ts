@@ -258,7 +258,7 @@ export class LoopRunner extends DisposableBase {
     if (!job) {
       this.say(state, `${key}: job ${step.job_id} to ${session}`);
       const asPartOf = state.job ? loopJobSubmitOptions(state.job) : {};
-      job = (await submitJob(this.engine, { ...asPartOf, session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id, title: loopStepTitle(step) })).job;
+      job = (await submitJob(this.engine, { ...asPartOf, session, prompt: prompt(), role, wait: true, baseDir: state.checkout, jobId: step.job_id, title: loopStepTitle(step), origin: { kind: 'loop', by: state.id } })).job;
     } else {
       if (!isTerminal(job.state)) {
         this.say(state, `${key}: waiting for job ${job.id} (${job.state}) from before the restart`);

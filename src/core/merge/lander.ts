@@ -230,7 +230,7 @@ export class Lander {
     const old = entry.job_id ? jobs.get(entry.job_id) : undefined;
     if (!entry.job_id || (old && isTerminal(old.state))) entry = await this.patch(entry, { job_id: newJobId(dateOn(engine.clock)) });
     try {
-      const r = await submitJob(engine, { session: entry.creator, prompt: entry.job_prompt!, role: 'creator', wait: false, baseDir: repo, jobId: entry.job_id!, title: `Merge queue: fix ${entry.branch} to land on ${entry.into}` });
+      const r = await submitJob(engine, { session: entry.creator, prompt: entry.job_prompt!, role: 'creator', wait: false, baseDir: repo, jobId: entry.job_id!, title: `Merge queue: fix ${entry.branch} to land on ${entry.into}`, origin: { kind: 'merge', by: entry.id } });
       this.say(entry, `job ${r.job.id} for ${entry.creator}: ${r.job.state}${r.job.reason ? ` (${r.job.reason})` : ''}`);
       return await this.patch(entry, { job_prompt: r.job.state === 'cancelled' ? entry.job_prompt! : null });
     } catch (err) {

@@ -10,6 +10,9 @@ const COMMIT_ENV = {
   GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost', GIT_COMMITTER_DATE: '@0 +0000',
 };
 
+/** `git merge-tree --write-tree`'s exit status when the merge has conflicts (0: clean). */
+const MERGE_TREE_CONFLICTS = 1;
+
 /** What merging two snapshot commits would give: the conflicted paths, or why git could not say. */
 export type MergeOutcome = { conflicts: string[] } | { error: string };
 
@@ -90,7 +93,7 @@ export class MergePredictor {
   private async mergeOne(checkout: string, [x, y]: readonly [string, string]): Promise<MergeOutcome> {
     const r = await gitExec(checkout, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', x, y]);
     if (r.exitCode === 0) return { conflicts: [] };
-    if (r.exitCode === 1) return { conflicts: [...new Set(r.stdout.split('\0').slice(1).filter((f) => f !== ''))] };
+    if (r.exitCode === MERGE_TREE_CONFLICTS) return { conflicts: [...new Set(r.stdout.split('\0').slice(1).filter((f) => f !== ''))] };
     return { error: (r.stderr || r.stdout).trim().split('\n')[0] ?? `git merge-tree exited ${r.exitCode}` };
   }
 }

@@ -269,7 +269,7 @@ export class RemoteRunner extends DisposableBase {
     const job = await engine.ledger.register(
       newJobRecord({
         id: d.job_id, session: session ?? `remote:${this.name}`, type: d.type, role: d.role, ...(session ? { target: { kind: 'local' as const, name: session } } : {}),
-        timers: d.timers, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), remote: origin,
+        timers: d.timers, brief: briefPath, owner: this.owner, title: titleFromTask(d.task), remote: origin, origin: { kind: 'remote', by: d.workspace_id },
       }, dateOn(engine.clock)),
       d.token,
     );

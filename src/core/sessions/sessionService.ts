@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { ExitCode, MamError, UsageError, errorMessage } from '../base/errors';
 import { nameProblem, printable } from '../base/ids';
 import type { Logger } from '../base/log';
+import { Emitter } from '../base/emitter';
+import { TRUSTED, type Trust } from '../base/trust';
 import { adapterFor, type AgentAdapter } from '../agents';
 import { AGENT_NAMES, type StoreContext } from '../agents/adapter';
 import { isOneOf } from '../base/schema';
@@ -27,6 +29,8 @@ export interface SessionServiceDeps {
   /** The environment agents and multiplexers run with (HOME, PATH, TMUX_TMPDIR, …). */
   env: NodeJS.ProcessEnv;
   muxFactory: MuxFactory;
+  /** Untrusted: nothing is started, stopped or typed into (default: trusted, as the CLI is). */
+  trust?: Trust;
 }
 
 export interface CreateRequest {
@@ -76,8 +80,46 @@ export interface StopOptions {
 export class SessionService {
   readonly orchestrators: OrchestratorRegistry;
 
+  private readonly changed = new Emitter<void>();
+  /** Sessions were created, stopped or resumed here, or changed on disk (`changedOnDisk`), or an agent's screen changed. */
+  readonly onDidChange = this.changed.event;
+  /** Running agents that show a screen only a person should answer, as last seen. */
+  private attention = new Map<string, NamedScreen>();
+  readonly trust: Trust;
+
   constructor(private readonly deps: SessionServiceDeps) {
     this.orchestrators = new OrchestratorRegistry(deps.controlPlane.paths);
+    this.trust = deps.trust ?? TRUSTED;
+  }
+
+  /** The sessions changed outside this service: on disk (another window, the CLI), or as the monitor found them. */
+  notifyChanged(): void {
+    this.changed.fire();
+  }
+
+  /** The blocking screen a running session's agent showed when last looked at. */
+  lastAttention(name: string): NamedScreen | undefined {
+    return this.attention.get(name);
+  }
+
+  /** What the monitor saw on every running agent; tells listeners when it differs from before. */
+  noteAttention(now: ReadonlyMap<string, NamedScreen>): boolean {
+    const key = (m: ReadonlyMap<string, NamedScreen>) => [...m].map(([n, a]) => `${n}:${a.id}`).join();
+    const changed = key(now) !== key(this.attention);
+    this.attention = new Map(now);
+    return changed;
+  }
+
+  /** Runs a change of the sessions, remembering a screen it stopped at, and tells listeners after. */
+  private async changing<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof NeedsAttentionError && err.screen) this.attention.set(err.session, err.screen);
+      throw err;
+    } finally {
+      this.changed.fire();
+    }
   }
 
   /** The workspace folder whose sessions these are. */
@@ -101,6 +143,11 @@ export class SessionService {
   }
 
   async create(request: CreateRequest): Promise<SessionRow> {
+    this.trust.require('start an agent');
+    return this.changing(() => this.createNow(request));
+  }
+
+  private async createNow(request: CreateRequest): Promise<SessionRow> {
     const problem = nameProblem(request.name, 'session name');
     if (problem) throw new UsageError(problem, 'bad_name');
     const adapter = adapterFor(request.agent);
@@ -206,6 +253,11 @@ export class SessionService {
   }
 
   async stop(name: string, options: StopOptions = {}): Promise<{ row: SessionRow; purged?: string; alreadyStopped: boolean }> {
+    this.trust.require('stop an agent');
+    return this.changing(() => this.stopNow(name, options));
+  }
+
+  private async stopNow(name: string, options: StopOptions): Promise<{ row: SessionRow; purged?: string; alreadyStopped: boolean }> {
     const row = await this.require(name);
     const adapter = adapterFor(row.agent);
     if (options.purgeConversation) {
@@ -233,6 +285,11 @@ export class SessionService {
 
   /** Restarts a stopped session in its saved conversation, only in the folder it originally ran in. */
   async resume(name: string, options: { cwd?: string; baseDir: string; readyTimeoutMs?: number }): Promise<SessionRow> {
+    this.trust.require('resume an agent');
+    return this.changing(() => this.resumeNow(name, options));
+  }
+
+  private async resumeNow(name: string, options: { cwd?: string; baseDir: string; readyTimeoutMs?: number }): Promise<SessionRow> {
     const row = await this.require(name);
     if (row.status === 'running' || row.status === 'starting') throw new UsageError(`session '${name}' is ${row.status}; stop it before resuming`);
     if (options.cwd !== undefined) {
@@ -267,8 +324,17 @@ export class SessionService {
     return resumed;
   }
 
+  /** The argv that attaches a terminal to the session's pane (never a shell string). */
+  async attachArgv(name: string): Promise<string[]> {
+    this.trust.require('attach to an agent');
+    const row = await this.require(name);
+    if (!row.target) throw new UsageError(`session '${name}' has no pane; resume it first`);
+    return this.muxOf(row).attachArgv(row.target);
+  }
+
   /** Types one line into a running agent, verified like any injection (SPEC §4 send). */
   async send(name: string, text: string): Promise<InjectReport> {
+    this.trust.require('type into an agent');
     if (text.length === 0) throw new UsageError('--text is empty');
     if (/[\r\n]/.test(text)) throw new UsageError('--text must be one line; put longer messages in a file and send its path');
     if (text.length > 65_536) throw new UsageError(`--text is ${text.length} characters long; the limit is 65536`);

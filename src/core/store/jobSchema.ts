@@ -8,6 +8,18 @@ export type JobState = (typeof JOB_STATES)[number];
 
 export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['completed', 'failed', 'timeout', 'cancelled']);
 export const JOB_TYPES = ['direct', 'loop', 'discuss'] as const;
+/**
+ * Where a job came from: a person's command (`by`: `cli`, or `vscode:<window>` for a command in
+ * a VS Code window), a review loop (`by`: its ID), the merge queue (its entry), a session's
+ * onboarding (the session), a parent job (the parent), or another host (`remote`: its runner's
+ * mirror). Views decide what to tell from it; nothing infers it from other records.
+ */
+export const JOB_ORIGINS = ['person', 'loop', 'merge', 'onboarding', 'parent', 'remote'] as const;
+export type JobOriginKind = (typeof JOB_ORIGINS)[number];
+export interface JobOrigin {
+  kind: JobOriginKind;
+  by: string | null;
+}
 export type JobType = (typeof JOB_TYPES)[number];
 
 export function isTerminal(state: JobState): boolean {
@@ -101,6 +113,8 @@ export interface JobRecord {
   /** Highest accepted event `seq`. */
   seq: number;
   parent_job: string | null;
+  /** Where the job came from (absent in records written before it was kept). */
+  origin?: JobOrigin;
   /** Last `detail` an event carried, for list views. */
   detail: string | null;
   target?: TargetRecord;
@@ -166,6 +180,7 @@ const jobRecordSchema: Schema<JobRecord> = /* @__PURE__ */ lazy(() => {
     updated_at: time,
     seq: int({ min: 0, why: 'must be a non-negative integer' }),
     parent_job: nullable(text),
+    origin: optional(obj({ kind: oneOf(JOB_ORIGINS), by: nullable(text) })),
     detail: nullable(text),
     target: optional(
       obj({

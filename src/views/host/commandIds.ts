@@ -1,4 +1,8 @@
-/** Every command the extension contributes, in one place (package.json lists the same IDs). */
+/**
+ * The commands several views share (package.json lists the same IDs). A view with commands of its
+ * own declares them in its own file (src/views/merge/mergeQueueTree.ts); test/unit/contributions.test.ts
+ * checks that every ID used in src is contributed, and every contributed one used.
+ */
 export const Commands = {
   createSession: 'mam.createSession',
   stopSession: 'mam.stopSession',
@@ -37,10 +41,6 @@ export const Commands = {
   runDemo: 'mam.runDemo',
   addToGitignore: 'mam.addToGitignore',
   initWorkspace: 'mam.initWorkspace',
-  runMergeQueue: 'mam.runMergeQueue',
-  enqueueMerge: 'mam.enqueueMerge',
-  removeMergeEntry: 'mam.removeMergeEntry',
-  showMergeLog: 'mam.showMergeLog',
 } as const;
 
 /** Context keys for `when` clauses, all under `mam.`. */
@@ -58,7 +58,6 @@ export const Views = {
   sessions: 'mam.sessions',
   jobs: 'mam.jobs',
   loops: 'mam.loops',
-  mergeQueue: 'mam.mergeQueue',
 } as const;
 
 /** The secret-storage key of the external broker's password. */

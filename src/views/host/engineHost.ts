@@ -3,14 +3,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/base/log';
 import type { WorkspaceEngine } from '../../core/workspaceEngine';
-import type { JobChange } from '../../core/jobs/jobLedger';
-import type { JobRecord } from '../../core/store/jobSchema';
-import type { EventPayload } from '../../core/messaging/protocol';
-import type { OverlapPair } from '../../core/overlap/overlapReport';
 import { BROKER_PASSWORD_SECRET, ContextKeys } from './commandIds';
 import { JobsModel } from '../jobs/jobsModel';
 import { DisposableBase } from '../../core/base/disposable';
 import { printable } from '../../core/base/ids';
+import { errorMessage } from '../../core/base/errors';
 
 /** One workspace folder, its engine, and its jobs as the views hear of them. */
 export interface FolderEngine {
@@ -20,43 +17,38 @@ export interface FolderEngine {
   jobs: JobsModel;
 }
 
+/** What a view holds on one folder's engine (its subscriptions to the services' events). */
+export type FolderSubscription = vscode.Disposable | readonly vscode.Disposable[] | undefined | void;
+
+/** A view's `forEachFolder` subscription, with what it holds on the current engines. */
+interface Subscriber {
+  subscribe: (fe: FolderEngine) => FolderSubscription;
+  held: vscode.Disposable[];
+}
+
 type EngineModule = typeof import('../../engine');
 type BrokerSecret = import('../../engine').BrokerSecret;
 
 /**
  * One engine per workspace folder (multi-root: one each), built on first need from dist/engine.js
  * so that activation loads only the views. Engines are rebuilt when folders, settings or trust
- * change; the views listen to this host, never to an engine directly.
+ * change. The host re-emits none of an engine's events: each view subscribes to the services it
+ * shows (`fe.engine.core.sessions`, `.jobService`, `.loops`, `.mergeQueue`, `.overlaps`,
+ * `.monitor`) through `forEachFolder`, which subscribes it again to every new engine. What the
+ * host itself does: file watchers that tell the services what other processes wrote, finding a
+ * folder's engine, and saying when the engines were rebuilt.
  */
 export class EngineHost extends DisposableBase {
   private readonly changed = this._register(new vscode.EventEmitter<void>());
   private readonly reset = this._register(new vscode.EventEmitter<void>());
   /** The engines were rebuilt or their jobs re-read from disk: views showing jobs read them all again. */
   readonly onDidReset = this.reset.event;
-  private readonly jobChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; change: JobChange }>());
-  private readonly eventApplied = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; job: JobRecord; payload: EventPayload; late: boolean }>());
-  private readonly loopChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; loopId: string }>());
-  readonly onDidChangeLoop = this.loopChanged.event;
-  private readonly overlapsChanged = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder }>());
-  /** A folder's overlap report changed (sessions' checkouts touching the same files). */
-  readonly onDidChangeOverlaps = this.overlapsChanged.event;
-  private readonly newConflict = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; pair: OverlapPair }>());
-  /** Two sessions' checkouts newly conflict: once per conflict. */
-  readonly onNewConflict = this.newConflict.event;
-  private readonly mergeQueueChanged = this._register(new vscode.EventEmitter<void>());
-  /** Some folder's merge queue file or an entry's log changed (here, or the CLI's `mam merge run`). */
-  readonly onDidChangeMergeQueue = this.mergeQueueChanged.event;
-  private readonly sessionsLost = this._register(new vscode.EventEmitter<{ folder: vscode.WorkspaceFolder; names: string[] }>());
-  /** The monitor found sessions whose panes are gone (a crash, a reboot, `tmux kill-server`). */
-  readonly onDidLoseSessions = this.sessionsLost.event;
-  /** Sessions or jobs changed somewhere: views re-read from the engines (which cache). */
+  /** Coarse: the engines were rebuilt or refreshed, or a folder's engine started (broker, monitor). */
   readonly onDidChange = this.changed.event;
-  /** A job appeared or changed, in some folder: once per change (the folders' JobsModels drop echoes). */
-  readonly onDidChangeJob = this.jobChanged.event;
-  readonly onDidApplyEvent = this.eventApplied.event;
   private engines: FolderEngine[] = [];
   private building: Promise<FolderEngine[]> | undefined;
   private engineSubscriptions: vscode.Disposable[] = [];
+  private readonly subscribers = new Set<Subscriber>();
   private module: EngineModule | undefined;
 
   constructor(
@@ -68,30 +60,50 @@ export class EngineHost extends DisposableBase {
     this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => void this.rebuild()));
     this._register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('mam') && void this.rebuild()));
     this._register(context.secrets.onDidChange((e) => e.key === BROKER_PASSWORD_SECRET && void this.rebuild()));
-    // The registry and job files are also written by the CLI and other windows; watchers (not polling) follow them.
-    const sessionsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/agent-sessions.yaml'));
-    const onSessions = (uri: vscode.Uri) => {
-      const fe = this.engineFor(uri);
-      if (!fe) return;
+    // The registry, job, loop and merge-queue files are also written by the CLI and other windows; watchers (not polling) tell the services.
+    this._register(this.watchFiles('**/.mam/agent-sessions.yaml', (fe) => {
       // A folder whose control plane appeared while the window is open (the CLI, Create Session) gets its engine started.
       this.startIfUsed(fe);
-      fe.engine.notifySessionsChangedOnDisk();
-    };
-    this._register(sessionsWatcher.onDidChange(onSessions));
-    this._register(sessionsWatcher.onDidCreate(onSessions));
-    const jobsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/jobs/*.json'));
-    const onJob = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyJobChangedOnDisk(path.basename(uri.fsPath, '.json'));
-    this._register(jobsWatcher.onDidChange(onJob));
-    this._register(jobsWatcher.onDidCreate(onJob));
-    const loopsWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/loops/*.json'));
-    const onLoop = (uri: vscode.Uri) => this.engineFor(uri)?.engine.notifyLoopChangedOnDisk(path.basename(uri.fsPath, '.json'));
-    this._register(loopsWatcher.onDidChange(onLoop));
-    this._register(loopsWatcher.onDidCreate(onLoop));
+      fe.engine.core.sessions.notifyChanged();
+    }));
+    this._register(this.watchFiles('**/.mam/jobs/*.json', (fe, uri) => fe.engine.core.jobs.index.changedOnDisk(path.basename(uri.fsPath, '.json'))));
+    this._register(this.watchFiles('**/.mam/loops/*.json', (fe, uri) => fe.engine.core.loops.changedOnDisk(path.basename(uri.fsPath, '.json'))));
+    this._register(this.watchFiles('**/.mam/merge/{queue.json,logs/*.log}', (fe) => fe.engine.core.mergeQueue.changedOnDisk(), { deleted: true }));
     // A saved file may change what two sessions' checkouts share: the folder's overlaps are looked at again (bounded: one look per burst).
-    this._register(vscode.workspace.onDidSaveTextDocument((doc) => doc.uri.scheme === 'file' && this.engineFor(doc.uri)?.engine.overlaps.schedule()));
-    const mergeWatcher = this._register(vscode.workspace.createFileSystemWatcher('**/.mam/merge/{queue.json,logs/*.log}'));
-    for (const on of [mergeWatcher.onDidChange, mergeWatcher.onDidCreate, mergeWatcher.onDidDelete]) this._register(on(() => this.mergeQueueChanged.fire()));
+    this._register(vscode.workspace.onDidSaveTextDocument((doc) => doc.uri.scheme === 'file' && this.engineFor(doc.uri)?.engine.core.overlaps.schedule()));
     this._register({ dispose: () => this.disposeEngines() });
+  }
+
+  /**
+   * Subscribes a view to every folder's engine: `subscribe` runs for each engine now and for each
+   * engine built later (after folders, settings or trust change); what it returns is disposed when
+   * that engine goes. A view subscribes to the services it shows, e.g.
+   * `host.forEachFolder((fe) => fe.engine.core.mergeQueue.onDidChange(() => this.refresh()))`.
+   */
+  forEachFolder(subscribe: (fe: FolderEngine) => FolderSubscription): vscode.Disposable {
+    const entry: Subscriber = { subscribe, held: [] };
+    this.subscribers.add(entry);
+    for (const fe of this.engines) this.subscribeTo(entry, fe);
+    return {
+      dispose: () => {
+        this.subscribers.delete(entry);
+        disposeAll(entry.held.splice(0), this.logger);
+      },
+    };
+  }
+
+  /**
+   * A file watcher whose changes go to the engine of the folder holding the file (created and
+   * changed files; deleted ones too with `deleted`).
+   */
+  watchFiles(glob: string, onChange: (fe: FolderEngine, uri: vscode.Uri) => void, options: { deleted?: boolean } = {}): vscode.Disposable {
+    const watcher = vscode.workspace.createFileSystemWatcher(glob);
+    const on = (uri: vscode.Uri) => {
+      const fe = this.engineFor(uri);
+      if (fe) onChange(fe, uri);
+    };
+    const subs = [watcher.onDidChange(on), watcher.onDidCreate(on), ...(options.deleted ? [watcher.onDidDelete(on)] : [])];
+    return { dispose: () => disposeAll([...subs, watcher], this.logger) };
   }
 
   /** The engines built so far (possibly none before `ready`). */
@@ -155,10 +167,10 @@ export class EngineHost extends DisposableBase {
     return this.engines.find((e) => e.folder.index === index);
   }
 
-  /** Tells the views something changed (after a command). */
+  /** Tells the views something changed (after a command): the jobs are read from disk again. */
   refresh(): void {
     for (const { engine, jobs } of this.engines) {
-      engine.reloadJobs();
+      engine.core.jobs.index.reload();
       jobs.forget();
     }
     this.reset.fire();
@@ -180,30 +192,26 @@ export class EngineHost extends DisposableBase {
         cliPath: path.join(this.context.extensionPath, 'dist', 'cli.js'),
         trusted,
       });
-      const jobs = new JobsModel((listener) => engine.onDidChangeJob(listener), engine);
-      this.engineSubscriptions.push(
-        engine,
-        jobs,
-        engine.onDidChangeSessions(() => this.changed.fire()),
-        jobs.onDidChangeJob((change) => {
-          this.jobChanged.fire({ folder, change });
-          this.changed.fire();
-        }),
-        engine.onDidApplyEvent((e) => this.eventApplied.fire({ folder, ...e })),
-        engine.onDidTerminateSessions((names) => this.sessionsLost.fire({ folder, names })),
-        engine.overlaps.onDidChange(() => this.overlapsChanged.fire({ folder })),
-        engine.overlaps.onNewConflict((pair) => this.newConflict.fire({ folder, pair })),
-        engine.onDidChangeLoop(({ loop }) => {
-          this.loopChanged.fire({ folder, loopId: loop.id });
-          this.changed.fire();
-        }),
-      );
+      const jobs = new JobsModel(engine.core.jobService.onDidChange, engine.core.jobs.index);
+      this.engineSubscriptions.push(engine, jobs);
       return { folder, engine, jobs };
     });
     this.engines = engines;
+    for (const entry of this.subscribers) for (const fe of engines) this.subscribeTo(entry, fe);
     for (const fe of engines) this.startIfUsed(fe);
     void this.updateMonitoring();
     return engines;
+  }
+
+  private subscribeTo(entry: Subscriber, fe: FolderEngine): void {
+    try {
+      const held = entry.subscribe(fe);
+      if (!held) return;
+      if ('dispose' in held) entry.held.push(held);
+      else entry.held.push(...held);
+    } catch (err) {
+      this.logger.warn(`subscribing a view to ${fe.folder.name}: ${errorMessage(err)}`);
+    }
   }
 
   /** Starts the engine (broker, monitor) of a folder that holds `.mam/`, in a trusted window with monitor.autoStart. */
@@ -220,20 +228,26 @@ export class EngineHost extends DisposableBase {
   updateMonitoring(): Thenable<unknown> {
     const used = this.mamFolders;
     return Promise.all([
-      vscode.commands.executeCommand('setContext', ContextKeys.monitoring, this.engines.some((e) => e.engine.monitoring)),
-      vscode.commands.executeCommand('setContext', ContextKeys.monitorStopped, (used.length > 0 ? used : this.engines).some((e) => !e.engine.monitoring)),
+      vscode.commands.executeCommand('setContext', ContextKeys.monitoring, this.engines.some((e) => e.engine.core.monitor.running)),
+      vscode.commands.executeCommand('setContext', ContextKeys.monitorStopped, (used.length > 0 ? used : this.engines).some((e) => !e.engine.core.monitor.running)),
     ]);
   }
 
   private disposeEngines(): void {
-    for (const d of this.engineSubscriptions.splice(0)) {
-      try {
-        d.dispose();
-      } catch (err) {
-        this.logger.warn(`closing an engine: ${(err as Error).message}`);
-      }
-    }
+    // The views' subscriptions first, then the engines they were subscribed to.
+    for (const entry of this.subscribers) disposeAll(entry.held.splice(0), this.logger);
+    disposeAll(this.engineSubscriptions.splice(0), this.logger);
     this.engines = [];
+  }
+}
+
+function disposeAll(items: readonly vscode.Disposable[], logger: Logger): void {
+  for (const d of items) {
+    try {
+      d.dispose();
+    } catch (err) {
+      logger.warn(`closing an engine: ${errorMessage(err)}`);
+    }
   }
 }
 

@@ -1,7 +1,10 @@
 import * as vscode from 'vscode';
+import { printable } from '../../core/base/ids';
+import { isTerminal, type JobRecord } from '../../core/store/jobSchema';
 import { Commands } from '../host/commandIds';
-import type { EngineHost } from '../host/engineHost';
-import type { Notifier } from '../window/notifications';
+import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { windowOrigin, type Notifier } from '../window/notifications';
+import { progressMessage, untilEnd } from './followJob';
 import { isOpen } from './jobItems';
 import { jobLogUri } from './jobLogDocument';
 import { runSteps } from '../shared/multiStep';
@@ -9,14 +12,17 @@ import { folderFor, pickJob, reportErrors, sessionItems, sessionOf, type FolderR
 
 /** Jobs: delegate, cancel, show the log, open the brief, verify. */
 export function registerJobCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
+  // Ends the following of delegated jobs when the window closes (their progress notifications go with it).
+  const closing = new vscode.EventEmitter<void>();
   return [
-    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef | FolderRef) => reportErrors('delegating the job', () => delegate(host, notifier, ref))),
+    { dispose: () => (closing.fire(), closing.dispose()) },
+    vscode.commands.registerCommand(Commands.delegateJob, (ref?: SessionRef | FolderRef) => reportErrors('delegating the job', () => delegate(host, notifier, closing.event, ref))),
 
     vscode.commands.registerCommand(Commands.cancelJob, (ref?: JobRef) =>
       reportErrors('cancelling the job', async () => {
         const picked = await pickJob(host, ref, isOpen, 'Cancel Job');
         if (!picked) return;
-        const { changed, job } = await picked.fe.engine.cancelJob(picked.job.id);
+        const { changed, job } = await picked.fe.engine.core.jobService.cancel(picked.job.id);
         if (!changed) void vscode.window.showInformationMessage(`MAM: ${host.where(picked.fe.folder.index)}${job.id} had already ended (${job.state}).`);
       }),
     ),
@@ -34,7 +40,7 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
       reportErrors("opening the job's pane output", async () => {
         const picked = await pickJob(host, ref, (j) => j.target?.kind === 'local' && !isOpen(j), 'Show Pane Output');
         if (!picked) return;
-        const file = picked.fe.engine.paneTextFile(picked.job.id);
+        const file = picked.fe.engine.core.jobService.paneTextFile(picked.job.id);
         if (!file) {
           void vscode.window.showInformationMessage(`MAM: ${host.where(picked.fe.folder.index)}no pane output was kept for ${picked.job.id}: ${isOpen(picked.job) ? 'it is kept when the job ends' : 'its pane was gone when it ended'}.`);
           return;
@@ -63,7 +69,7 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
         });
         if (command === undefined) return;
         const where = host.where(picked.fe.folder.index);
-        const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}running ${command}…` }, () => picked.fe.engine.verifyJob(picked.job.id, command));
+        const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}running ${command}…` }, () => picked.fe.engine.core.jobService.verify(picked.job.id, command));
         const message = `MAM: ${where}${command} ${result.passed ? 'passed' : `failed (exit ${result.exit_code})`} for ${picked.job.id}.`;
         if (result.passed) void vscode.window.showInformationMessage(message);
         else void vscode.window.showErrorMessage(message, { detail: result.output_tail });
@@ -73,7 +79,7 @@ export function registerJobCommands(host: EngineHost, notifier: Notifier): vscod
 }
 
 /** Delegate Job: the session (unless a row named it; its folder first, unless a row named that), where the task comes from, the task. */
-async function delegate(host: EngineHost, notifier: Notifier, ref: SessionRef | FolderRef | undefined): Promise<void> {
+async function delegate(host: EngineHost, notifier: Notifier, closing: vscode.Event<void>, ref: SessionRef | FolderRef | undefined): Promise<void> {
   const named = await sessionOf(host, ref);
   if (!named && ref && 'name' in ref) return; // a row of a session that is gone
   const fe = named ? undefined : await folderFor(host, ref, 'Delegate Job');
@@ -116,5 +122,43 @@ async function delegate(host: EngineHost, notifier: Notifier, ref: SessionRef | 
     request = { briefFile: files[0].fsPath };
   }
   // One notification from delivery to the job's end, then one message with the outcome (the Notifier's policy).
-  await notifier.delegate(picked.fe, { session: picked.row.name, ...request });
+  await deliverAndFollow(host, notifier, closing, picked.fe, { session: picked.row.name, ...request });
+}
+
+/**
+ * Delivers the job as this window's (its origin says so, and so the Notifier leaves its end to
+ * this command) under a progress notification that stays until the job ends: its message follows
+ * the job, Cancel cancels it; then the Notifier says how it ended. Resolves with the job as soon as
+ * it is delivered (or refused): the command returns while the notification goes on following it.
+ */
+function deliverAndFollow(host: EngineHost, notifier: Notifier, closing: vscode.Event<void>, fe: FolderEngine, request: { session: string } & ({ prompt: string } | { briefFile: string })): Promise<JobRecord> {
+  const folderIndex = fe.folder.index;
+  const who = printable(request.session);
+  const title = `MAM: ${host.where(folderIndex)}${who}`;
+  return new Promise<JobRecord>((delivered, refused) => {
+    void vscode.window
+      .withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
+        progress.report({ message: 'delivering the job…' });
+        let job: JobRecord;
+        try {
+          await fe.engine.start();
+          job = (await fe.engine.core.jobService.submit({ ...request, origin: windowOrigin() })).job;
+        } catch (err) {
+          refused(err);
+          return undefined;
+        }
+        notifier.following(job, title);
+        delivered(job);
+        // Ended before submit returned: never delivered (the session was busy, gone, or did not take it).
+        if (isTerminal(job.state)) return { end: job, delivered: job.state === 'completed' };
+        const cancel = token.onCancellationRequested(() => void host.byFolderIndex(folderIndex)?.engine.core.jobService.cancel(job.id).catch(() => undefined));
+        try {
+          const end = await untilEnd(host, folderIndex, job, (now) => progress.report({ message: progressMessage(now) }), closing);
+          return end && { end, delivered: true };
+        } finally {
+          cancel.dispose();
+        }
+      })
+      .then((outcome) => outcome && notifier.commandEnded(folderIndex, outcome.end, { delivered: outcome.delivered, who }), refused);
+  });
 }

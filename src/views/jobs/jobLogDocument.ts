@@ -2,12 +2,11 @@ import * as vscode from 'vscode';
 import { formatEntry } from '../../core/jobs/formatLog';
 import type { EngineHost } from '../host/engineHost';
 import { DisposableBase } from '../../core/base/disposable';
-
-export const JOB_LOG_SCHEME = 'mam-log';
+import { UriSchemes } from '../shared/uriSchemes';
 
 /** `mam-log:/<folder index>/<job id>.log`. */
 export function jobLogUri(folderIndex: number, jobId: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: JOB_LOG_SCHEME, path: `/${folderIndex}/${jobId}.log` });
+  return vscode.Uri.from({ scheme: UriSchemes.jobLog, path: `/${folderIndex}/${jobId}.log` });
 }
 
 /**
@@ -20,7 +19,7 @@ export class JobLogProvider extends DisposableBase implements vscode.TextDocumen
 
   constructor(private readonly host: EngineHost) {
     super();
-    this._register(host.onDidChangeJob(({ folder, change }) => this.changed.fire(jobLogUri(folder.index, change.job.id))));
+    this._register(host.forEachFolder((fe) => fe.jobs.onDidChangeJob(({ job }) => this.changed.fire(jobLogUri(fe.folder.index, job.id)))));
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
@@ -28,16 +27,18 @@ export class JobLogProvider extends DisposableBase implements vscode.TextDocumen
     const fe = m ? this.host.byFolderIndex(Number(m[1])) : undefined;
     if (!m || !fe) return 'This job log belongs to a folder that is no longer open.';
     const jobId = m[2]!;
-    const job = fe.engine.job(jobId);
+    const { jobService } = fe.engine.core;
+    const job = jobService.index.get(jobId);
+    const pane = jobService.paneTextFile(jobId);
     const header = job
       ? [
           `# job ${job.id}: ${job.title ?? ''}`,
           `# session ${job.session} · ${job.type}${job.role ? ` · ${job.role}` : ''} · ${job.state}${job.reason ? ` (${job.reason})` : ''}`,
           `# brief ${job.brief ?? '-'}`,
-          ...(fe.engine.paneTextFile(jobId) ? [`# what its pane showed: ${fe.engine.paneTextFile(jobId)} (MAM: Show Pane Output)`] : []),
+          ...(pane ? [`# what its pane showed: ${pane} (MAM: Show Pane Output)`] : []),
           '',
         ]
       : [`# job ${jobId}`, ''];
-    return [...header, ...fe.engine.jobLog(jobId).map(formatEntry), ''].join('\n');
+    return [...header, ...jobService.log(jobId).map(formatEntry), ''].join('\n');
   }
 }

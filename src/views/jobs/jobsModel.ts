@@ -2,11 +2,11 @@ import * as vscode from 'vscode';
 import type { JobChange } from '../../core/jobs/jobLedger';
 import { jobVersion, type JobRecord } from '../../core/store/jobSchema';
 
-/** Where a folder's job changes come from: its engine's `onDidChangeJob`. */
+/** Where a folder's job changes come from: its core's `jobService.onDidChange`. */
 export type JobChangeSource = (listener: (change: JobChange) => void) => { dispose(): void };
 
 /**
- * The jobs of one workspace folder as the views hear of them: the records the engine holds, and
+ * The jobs of one workspace folder as the views hear of them: the records its job index holds, and
  * each change once, carrying the job that changed so a view can refresh that row alone.
  *
  * One change can reach this window more than once: the engine's own write, the retained state
@@ -26,18 +26,18 @@ export class JobsModel implements vscode.Disposable {
 
   constructor(
     source: JobChangeSource,
-    private readonly read: { listJobs(): readonly JobRecord[]; job(id: string): JobRecord | undefined },
+    private readonly read: { list(): readonly JobRecord[]; get(id: string): JobRecord | undefined },
   ) {
     this.subscription = source((change) => this.take(change));
   }
 
-  /** Every job, newest first (the engine's cached list: do not change it). */
+  /** Every job, newest first (the index's list: do not change it). */
   list(): readonly JobRecord[] {
-    return this.read.listJobs();
+    return this.read.list();
   }
 
   job(id: string): JobRecord | undefined {
-    return this.read.job(id);
+    return this.read.get(id);
   }
 
   /** After a reload from disk every job may be announced again. */

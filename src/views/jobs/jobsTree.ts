@@ -53,7 +53,7 @@ export class JobsTreeProvider extends DisposableBase implements vscode.TreeDataP
 
   constructor(private readonly host: EngineHost) {
     super();
-    this._register(host.onDidChangeJob(({ folder, change }) => this.jobChanged(folder.index, change.job)));
+    this._register(host.forEachFolder((fe) => fe.jobs.onDidChangeJob(({ job }) => this.jobChanged(fe.folder.index, job))));
     this._register(host.onDidReset(() => this.refresh()));
     const tick = setInterval(() => this.tickElapsed(), TICK_MS);
     this._register({ dispose: () => clearInterval(tick) });
@@ -190,7 +190,7 @@ export class JobsTreeProvider extends DisposableBase implements vscode.TreeDataP
     const job = fe?.jobs.job(node.jobId);
     if (!fe || !job) return item;
     const task = await taskOf(job);
-    const loop = task?.loopId ? fe.engine.loop(task.loopId) : undefined;
+    const loop = task?.loopId ? fe.engine.core.loops.get(task.loopId) : undefined;
     item.tooltip = jobTooltip(job, loop ? { text: loop.task, loop: loopTitle(loop) } : task ? { text: task.text } : undefined, fe.engine.prices());
     return item;
   }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { nameProblem } from '../../core/base/ids';
 import { Commands } from '../host/commandIds';
+import { windowOrigin } from '../window/notifications';
 import type { EngineHost } from '../host/engineHost';
 import { runSteps } from '../shared/multiStep';
 import { folderFor, pickJob, reportErrors, type FolderRef, type JobRef } from '../shared/picks';
@@ -28,7 +29,7 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
         const [name, prompt] = [chosen.name!, chosen.prompt!];
         await state.update('mam.person.last', name.trim());
         await fe.engine.start();
-        const { job } = await fe.engine.delegate({ session: `human:${name.trim()}`, prompt });
+        const { job } = await fe.engine.core.jobService.submit({ session: `human:${name.trim()}`, prompt, origin: windowOrigin() });
         void vscode.window.showInformationMessage(`MAM: ${host.where(fe.folder.index)}assigned to ${name.trim()}.`, 'Open Brief').then((a) => a && vscode.commands.executeCommand(Commands.openBrief, { folderIndex: fe.folder.index, jobId: job.id }));
       }),
     ),
@@ -37,7 +38,7 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
       reportErrors('starting the task', async () => {
         const picked = await pickJob(host, ref, (j) => mine(j) && j.state === 'dispatched', 'Start Task');
         if (!picked) return;
-        await picked.fe.engine.actAsPerson(picked.job.id, { event: 'started' });
+        await picked.fe.engine.core.jobService.actAsPerson(picked.job.id, { event: 'started' });
         if (picked.job.brief) await vscode.window.showTextDocument(vscode.Uri.file(picked.job.brief), { preview: true });
       }),
     ),
@@ -61,7 +62,7 @@ export function registerPersonCommands(host: EngineHost, state: vscode.Memento):
         }
         const detail = await vscode.window.showInputBox({ title: 'Complete Task: a one-line summary', validateInput: (v) => (v.trim() ? undefined : 'Say in a line what you did.') });
         if (detail === undefined) return;
-        const job = await picked.fe.engine.actAsPerson(picked.job.id, { event: 'completed', detail: detail.trim() });
+        const job = await picked.fe.engine.core.jobService.actAsPerson(picked.job.id, { event: 'completed', detail: detail.trim() });
         void vscode.window.setStatusBarMessage(`MAM: ${host.where(picked.fe.folder.index)}${job.id} ${job.state}`, 3000);
       }),
     ),

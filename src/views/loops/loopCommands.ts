@@ -65,7 +65,7 @@ export function registerLoopCommands(host: EngineHost, reports: ReportPanels): v
       reportErrors('cancelling the loop', async () => {
         const picked = await loopOf(host, ref, 'Cancel Loop', (l) => l.status === 'running');
         const fe = picked && host.byFolderIndex(picked.folderIndex);
-        const loop = picked && fe?.engine.loop(picked.loopId);
+        const loop = picked && fe?.engine.core.loops.get(picked.loopId);
         if (!fe || !loop) return;
         if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: ${host.where(fe.folder.index)}the loop “${loopTitle(loop)}” had already ended (${loop.status}).`);
         const yes = 'Cancel Loop';
@@ -75,7 +75,7 @@ export function registerLoopCommands(host: EngineHost, reports: ReportPanels): v
           yes,
         );
         if (answer !== yes) return;
-        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(fe.folder.index)}cancelling the loop…` }, () => fe.engine.cancelLoop(loop.id));
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(fe.folder.index)}cancelling the loop…` }, () => fe.engine.core.loops.cancel(loop.id));
       }),
     ),
   ];
@@ -86,9 +86,9 @@ async function followLoop(fe: FolderEngine, reports: ReportPanels, title: string
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
     let loopId = knownId;
     let cancelled = false;
-    const cancel = () => void (loopId && fe.engine.cancelLoop(loopId).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: cancelling the loop failed: ${(err as Error).message}`)));
+    const cancel = () => void (loopId && fe.engine.core.loops.cancel(loopId).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: cancelling the loop failed: ${(err as Error).message}`)));
     if (loopId) reports.show(fe.folder.index, loopId);
-    const sub = fe.engine.onDidChangeLoop(({ loop }) => {
+    const sub = fe.engine.core.loops.onDidChange(({ loop }) => {
       if (loopId) return;
       loopId = loop.id;
       reports.show(fe.folder.index, loop.id);
@@ -116,7 +116,7 @@ async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: bool
   if (!request) return;
   const where = host.where(fe.folder.index);
   await followLoop(fe, reports, reviewOnly ? `MAM: ${where}review` : `MAM: ${where}review loop`, undefined, (onProgress) =>
-    fe.engine.runLoop({ task: request.task, creator: request.creator, reviewOnly, ...(request.reviewers?.length ? { reviewers: request.reviewers } : {}), ...(request.allReviewers ? { allReviewers: true } : {}), ...(request.planner ? { planner: request.planner } : {}), ...(request.worktree ? { worktree: request.worktree } : {}) }, onProgress),
+    fe.engine.core.loops.run({ task: request.task, creator: request.creator, reviewOnly, ...(request.reviewers?.length ? { reviewers: request.reviewers } : {}), ...(request.allReviewers ? { allReviewers: true } : {}), ...(request.planner ? { planner: request.planner } : {}), ...(request.worktree ? { worktree: request.worktree } : {}) }, onProgress),
   );
 }
 
@@ -124,13 +124,13 @@ async function runLoop(host: EngineHost, reports: ReportPanels, reviewOnly: bool
 async function resumeLoop(host: EngineHost, reports: ReportPanels, ref: LoopRef | FolderRef | undefined): Promise<void> {
   const picked = await loopOf(host, ref, 'Resume Loop', (l) => l.status === 'running' && !liveRunner(l));
   const fe = picked && host.byFolderIndex(picked.folderIndex);
-  const loop = picked && fe?.engine.loop(picked.loopId);
+  const loop = picked && fe?.engine.core.loops.get(picked.loopId);
   if (!fe || !loop) return;
   const where = host.where(fe.folder.index);
   if (loop.status !== 'running') return void vscode.window.showInformationMessage(`MAM: ${where}the loop “${loopTitle(loop)}” has ended (${loop.status}); nothing to resume.`);
   const runner = liveRunner(loop);
   if (runner) return void vscode.window.showInformationMessage(`MAM: ${where}the loop “${loopTitle(loop)}” is running in ${runner}; nothing to resume.`);
-  await followLoop(fe, reports, `MAM: ${where}review loop`, loop.id, (onProgress) => fe.engine.resumeLoop(loop.id, onProgress));
+  await followLoop(fe, reports, `MAM: ${where}review loop`, loop.id, (onProgress) => fe.engine.core.loops.resume(loop.id, onProgress));
 }
 
 /** The loop's title (its task's first line, for loops recorded before titles), printable and short, for messages. */
@@ -154,7 +154,7 @@ function liveRunner(loop: LoopState): string | undefined {
 
 /** Creator, reviewers (or all of them), planner (when there is one), and the task, the selection by default. */
 async function askLoop(fe: FolderEngine, reviewOnly: boolean): Promise<LoopArgs | undefined> {
-  const running = (await fe.engine.listSessions()).filter((s) => s.status === 'running');
+  const running = (await fe.engine.core.controlPlane.sessions.list()).filter((s) => s.status === 'running');
   if (running.length === 0) {
     void vscode.window.showWarningMessage('MAM: no running session. Create a creator and reviewers first.', 'Create Session').then((a) => a && vscode.commands.executeCommand(Commands.createSession));
     return undefined;
@@ -217,7 +217,7 @@ async function loopOf(host: EngineHost, ref: LoopRef | FolderRef | undefined, ti
   if (ref && 'loopId' in ref) return ref;
   const fe = await folderFor(host, ref, title);
   if (!fe) return undefined;
-  const loops = fe.engine.listLoops().filter(filter ?? (() => true));
+  const loops = fe.engine.core.loops.list().filter(filter ?? (() => true));
   const where = host.where(fe.folder.index);
   if (loops.length === 0) {
     void vscode.window.showInformationMessage(filter ? `MAM: ${where}no loop to ${title.toLowerCase()}.` : `MAM: ${where}no review loop yet.`);
@@ -249,7 +249,7 @@ export function registerDemoCommand(host: EngineHost, reports: ReportPanels, ext
         const abort = new AbortController();
         token.onCancellationRequested(() => abort.abort());
         let shown = false;
-        const sub = fe.engine.onDidChangeLoop(({ loop }) => {
+        const sub = fe.engine.core.loops.onDidChange(({ loop }) => {
           if (!shown) {
             shown = true;
             reports.show(fe.folder.index, loop.id);

@@ -42,13 +42,13 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
 
   constructor(private readonly host: EngineHost) {
     super();
-    this._register(host.onDidChangeLoop(() => this.changed.fire(undefined)));
+    this._register(host.forEachFolder((fe) => fe.engine.core.loops.onDidChange(() => this.changed.fire(undefined))));
     this._register(host.onDidChange(() => this.changed.fire(undefined)));
   }
 
   private loop(node: { folderIndex: number; loopId?: string }): LoopState | undefined {
     if (node.loopId === undefined) return undefined;
-    return this.host.byFolderIndex(node.folderIndex)?.engine.loop(node.loopId);
+    return this.host.byFolderIndex(node.folderIndex)?.engine.core.loops.get(node.loopId);
   }
 
   async getChildren(node?: LoopsNode): Promise<LoopsNode[]> {
@@ -58,8 +58,8 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
       const used = this.host.mamFolders;
       const problems: string[] = [];
       const byFolder = used.map((fe) => {
-        const { loops, unreadable } = fe.engine.loopListing();
-        problems.push(...unreadable.map((u) => `${printable(u.file, 80)} in ${printable(fe.engine.controlPlane.paths.loopsDir, 200)} is not a loop: ${printable(u.why, 300)}`));
+        const { loops, unreadable } = fe.engine.core.loops.listing();
+        problems.push(...unreadable.map((u) => `${printable(u.file, 80)} in ${printable(fe.engine.core.controlPlane.paths.loopsDir, 200)} is not a loop: ${printable(u.why, 300)}`));
         return { fe, nodes: loops.map((l): LoopsNode => ({ kind: 'loop', folderIndex: fe.folder.index, loopId: l.id })) };
       });
       this.problems.update(problems);
@@ -69,7 +69,7 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     }
     if (node.kind === 'folder') {
       const fe = this.host.byFolderIndex(node.folderIndex);
-      return (fe?.engine.listLoops() ?? []).map((l) => ({ kind: 'loop', folderIndex: node.folderIndex, loopId: l.id }));
+      return (fe?.engine.core.loops.list() ?? []).map((l) => ({ kind: 'loop', folderIndex: node.folderIndex, loopId: l.id }));
     }
     const loop = this.loop(node);
     if (!loop) return [];
@@ -101,7 +101,7 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     if (node.kind === 'folder') {
       const fe = this.host.byFolderIndex(node.folderIndex);
       if (!fe) return new vscode.TreeItem('?');
-      const loops = fe.engine.listLoops();
+      const loops = fe.engine.core.loops.list();
       const running = loops.filter((l) => l.status === 'running').length;
       const item = folderItem(fe, loops.length === 0 ? 'no loops' : running ? `${running} running` : `${loops.length} ended`);
       if (loops.length === 0) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
@@ -174,7 +174,7 @@ export class LoopsTreeProvider extends DisposableBase implements vscode.TreeData
     const key = `${loop.checkout}\u0000${r.identity.base}\u0000${r.identity.tree}`;
     let files = this.files.get(key);
     if (!files) {
-      const engine = this.host.current.find((fe) => fe.engine.loop(loop.id))?.engine;
+      const engine = this.host.current.find((fe) => fe.engine.core.loops.get(loop.id))?.engine;
       files = engine ? engine.changedFiles(r.identity, loop.checkout).catch(() => []) : Promise.resolve([]);
       this.files.set(key, files);
     }

@@ -32,13 +32,16 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
   ) {
     super();
     this._register(vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, this));
-    this._register(host.onDidChangeLoop(({ loopId }) => void this.update(loopId)));
-    this._register(host.onDidChangeJob(({ change }) => {
-      for (const [loopId, entry] of this.panels) {
-        const loop = this.host.byFolderIndex(entry.folderIndex)?.engine.loop(loopId);
-        if (loop?.steps.some((s) => s.job_id === change.job.id)) void this.update(loopId);
-      }
-    }));
+    this._register(host.forEachFolder(({ folder, engine, jobs }) => [
+      engine.core.loops.onDidChange(({ loop }) => void this.update(loop.id)),
+      // A panel shows its loop's jobs: a change of one of them redraws it.
+      jobs.onDidChangeJob(({ job }) => {
+        for (const [loopId, entry] of this.panels) {
+          if (entry.folderIndex !== folder.index) continue;
+          if (engine.core.loops.get(loopId)?.steps.some((s) => s.job_id === job.id)) void this.update(loopId);
+        }
+      }),
+    ]));
   }
 
   /** The open report panels (the extension-host tests look). */
@@ -52,7 +55,7 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
       existing.panel.reveal();
       return;
     }
-    const loop = this.host.byFolderIndex(folderIndex)?.engine.loop(loopId);
+    const loop = this.host.byFolderIndex(folderIndex)?.engine.core.loops.get(loopId);
     const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, title(loop, loopId), vscode.ViewColumn.Active, this.options());
     this.attach(panel, folderIndex, loopId);
   }
@@ -116,7 +119,7 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
   async openLink(folderIndex: number, loopId: string, href: string): Promise<boolean> {
     const target = linkTarget(href);
     const fe = this.host.byFolderIndex(folderIndex);
-    const loop = fe?.engine.loop(loopId);
+    const loop = fe?.engine.core.loops.get(loopId);
     if (!target || !fe || !loop) return false;
     if (target.kind === 'web') return vscode.env.openExternal(vscode.Uri.parse(target.url, true));
     const real = (p: string) => fs.promises.realpath(p).catch(() => undefined);
@@ -142,7 +145,7 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
     if (!entry?.ready) return;
     const model = await buildModel(this.host, entry.folderIndex, loopId);
     if (!model) return;
-    entry.panel.title = title(this.host.byFolderIndex(entry.folderIndex)?.engine.loop(loopId), loopId);
+    entry.panel.title = title(this.host.byFolderIndex(entry.folderIndex)?.engine.core.loops.get(loopId), loopId);
     const message: HostMessage = { type: 'model', model };
     await entry.panel.webview.postMessage(message);
   }
@@ -176,13 +179,13 @@ function title(loop: LoopState | undefined, loopId: string): string {
 /** Everything the page draws, from the loop file, its jobs, their audit logs and git. */
 export async function buildModel(host: EngineHost, folderIndex: number, loopId: string): Promise<ReportModel | undefined> {
   const engine = host.byFolderIndex(folderIndex)?.engine;
-  const loop = engine?.loop(loopId);
+  const loop = engine?.core.loops.get(loopId);
   if (!engine || !loop) return undefined;
   const jobs = loop.steps
     .filter((s) => !s.key.endsWith(':rebut'))
     .map((step) => {
-      const job = engine.job(step.job_id) ?? engine.controlPlane.jobs.get(step.job_id);
-      const events = engine.jobLog(step.job_id).filter((e) => e.type === 'event').map((e) => ({ at: e.at, event: (e as { event: string }).event }));
+      const job = engine.core.jobs.index.get(step.job_id) ?? engine.core.controlPlane.jobs.get(step.job_id);
+      const events = engine.core.jobService.log(step.job_id).filter((e) => e.type === 'event').map((e) => ({ at: e.at, event: (e as { event: string }).event }));
       return {
         id: step.job_id, session: printable(step.session), step: printable(step.key, 200), title: printable(loopStepTitle(step), 200), round: step.round,
         state: job?.state ?? 'registered', reason: job?.reason ? printable(job.reason, 200) : null,
@@ -222,7 +225,7 @@ export async function buildModel(host: EngineHost, folderIndex: number, loopId: 
 
 /** What the loop's jobs spent, per round and in total, in the words `mam loop status` uses (money only as a labelled estimate). */
 function usageLines(engine: WorkspaceEngine, loop: LoopState): ReportModel['usage'] {
-  const usage = loopUsage(loop, (id) => engine.job(id) ?? engine.controlPlane.jobs.get(id));
+  const usage = loopUsage(loop, (id) => engine.core.jobs.index.get(id) ?? engine.core.controlPlane.jobs.get(id));
   const prices = engine.prices();
   const line = (sum: UsageSum): string | null => (sum.measured > 0 ? (formatUsage(sum, prices) ?? null) : null);
   return { total: line(usage.total), rounds: usage.rounds.map((r) => ({ n: r.n, text: line(r.usage) })) };

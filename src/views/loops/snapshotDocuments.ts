@@ -3,11 +3,7 @@ import * as vscode from 'vscode';
 import { printable } from '../../core/base/ids';
 import { isPinned } from '../../core/loop/snapshot';
 import type { EngineHost } from '../host/engineHost';
-
-/** The custom URI schemes of the extension, in one place. */
-export const Schemes = {
-  snapshot: 'mam-snapshot',
-} as const;
+import { UriSchemes } from '../shared/uriSchemes';
 
 export interface SnapshotRef {
   folderIndex: number;
@@ -20,7 +16,7 @@ export interface SnapshotRef {
 /** `mam-snapshot:/<path>?folder=0&loop=l-…&rev=<sha>`: a file as it was in a reviewed snapshot. */
 export function snapshotUri(ref: SnapshotRef): vscode.Uri {
   const query = new URLSearchParams({ folder: String(ref.folderIndex), loop: ref.loopId, rev: ref.rev }).toString();
-  return vscode.Uri.from({ scheme: Schemes.snapshot, path: `/${ref.path}`, query });
+  return vscode.Uri.from({ scheme: UriSchemes.snapshot, path: `/${ref.path}`, query });
 }
 
 /**
@@ -33,7 +29,7 @@ export class SnapshotContentProvider implements vscode.TextDocumentContentProvid
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const q = new URLSearchParams(uri.query);
     const fe = this.host.byFolderIndex(Number(q.get('folder')));
-    const loop = fe?.engine.loop(q.get('loop') ?? '');
+    const loop = fe?.engine.core.loops.get(q.get('loop') ?? '');
     const rev = q.get('rev') ?? '';
     if (!fe || !loop || !/^[0-9a-f]{7,64}$/.test(rev)) return '';
     return (await fe.engine.fileAt(loop.checkout, rev, uri.path.replace(/^\//, ''))) ?? '';
@@ -51,7 +47,7 @@ export const NO_SNAPSHOT = 'MAM: this loop reviewed what the worker reported; it
  */
 export async function openRoundChanges(host: EngineHost, folderIndex: number, loopId: string, round: number | undefined, since: 'base' | 'previous'): Promise<void> {
   const fe = host.byFolderIndex(folderIndex);
-  const loop = fe?.engine.loop(loopId);
+  const loop = fe?.engine.core.loops.get(loopId);
   const r = round === undefined ? loop?.rounds.at(-1) : loop?.rounds.find((x) => x.n === round);
   if (!fe || !loop || !r) throw new Error(round === undefined ? 'that loop has no review round yet' : `loop ${loopId} has no round ${round}`);
   if (!isPinned(r.identity)) return void vscode.window.showInformationMessage(NO_SNAPSHOT);
@@ -80,7 +76,7 @@ export async function openRoundChanges(host: EngineHost, folderIndex: number, lo
 
 /** Opens base ↔ reviewed tree for one file of a round. */
 export async function openSnapshotDiff(host: EngineHost, folderIndex: number, loopId: string, round: number, file: string): Promise<void> {
-  const loop = host.byFolderIndex(folderIndex)?.engine.loop(loopId);
+  const loop = host.byFolderIndex(folderIndex)?.engine.core.loops.get(loopId);
   const r = loop?.rounds.find((x) => x.n === round);
   if (!loop || !r) throw new Error(`loop ${loopId} has no round ${round}`);
   if (!isPinned(r.identity)) return void vscode.window.showInformationMessage(NO_SNAPSHOT);

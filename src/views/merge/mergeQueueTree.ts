@@ -2,11 +2,32 @@ import * as vscode from 'vscode';
 import { printable } from '../../core/base/ids';
 import type { MergeEntry } from '../../core/merge/mergeQueue';
 import { DisposableBase } from '../../core/base/disposable';
-import { Commands } from '../host/commandIds';
 import type { EngineHost, FolderEngine } from '../host/engineHost';
 import { codeSpan, markdownText } from '../shared/markdown';
 import { ViewProblems } from '../shared/viewProblems';
 import { folderItem, type FolderNode } from '../shared/folderItems';
+import { folderFor, reportErrors, type FolderRef } from '../shared/picks';
+
+/** The view's and its commands' IDs (package.json contributes the same; test/unit/contributions.test.ts checks). */
+export const MergeQueueIds = {
+  view: 'mam.mergeQueue',
+  run: 'mam.runMergeQueue',
+  enqueue: 'mam.enqueueMerge',
+  remove: 'mam.removeMergeEntry',
+  showLog: 'mam.showMergeLog',
+} as const;
+
+/**
+ * The Merge Queue view, whole: its tree, its commands (run the queue, show an entry's log, remove
+ * an entry, queue a passed loop's branch) and its subscriptions to each folder's merge queue. The
+ * extension only calls this.
+ */
+export function registerMergeQueueView(host: EngineHost): { provider: MergeQueueTreeProvider; disposables: vscode.Disposable[] } {
+  const provider = new MergeQueueTreeProvider(host);
+  const view = vscode.window.createTreeView(MergeQueueIds.view, { treeDataProvider: provider, showCollapseAll: true });
+  // A queue file that cannot be read is named in the view, not hidden.
+  return { provider, disposables: [provider, view, provider.problems.showIn(view), ...registerMergeQueueCommands(host)] };
+}
 
 export type MergeQueueNode =
   | FolderNode
@@ -25,8 +46,8 @@ const LOOK: Record<MergeEntry['state'], [string, string | undefined]> = {
 
 /**
  * The Merge Queue view: the entries of each folder's queue in order (`mam merge status`), with
- * their state, why they wait, and the end of their log. It re-reads the queue file when the host
- * says it changed (a watcher: the CLI's `mam merge run` writes it too).
+ * their state, why they wait, and the end of their log. It re-reads the queue file when a folder's
+ * merge queue says it changed.
  */
 export class MergeQueueTreeProvider extends DisposableBase implements vscode.TreeDataProvider<MergeQueueNode> {
   private readonly changed = this._register(new vscode.EventEmitter<MergeQueueNode | undefined>());
@@ -36,7 +57,8 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
 
   constructor(private readonly host: EngineHost) {
     super();
-    this._register(host.onDidChangeMergeQueue(() => this.refresh()));
+    // Its queue changed here or on disk (the CLI's `mam merge run` writes it too; the host's watcher tells it).
+    this._register(host.forEachFolder((fe) => fe.engine.core.mergeQueue.onDidChange(() => this.refresh())));
     this._register(host.onDidReset(() => this.refresh()));
   }
 
@@ -45,7 +67,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
   }
 
   private entries(fe: FolderEngine): MergeEntry[] {
-    return fe.engine.mergeQueue.reading().entries;
+    return fe.engine.core.mergeQueue.reading().entries;
   }
 
   async getChildren(node?: MergeQueueNode): Promise<MergeQueueNode[]> {
@@ -55,7 +77,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
       const used = this.host.mamFolders;
       const problems: string[] = [];
       const byFolder = used.map((fe) => {
-        const { entries, problem } = fe.engine.mergeQueue.reading();
+        const { entries, problem } = fe.engine.core.mergeQueue.reading();
         if (problem) problems.push(used.length > 1 ? `${fe.folder.name}: ${problem}` : problem);
         return entries.map((e): MergeQueueNode => ({ kind: 'entry', folderIndex: fe.folder.index, entryId: e.id }));
       });
@@ -70,7 +92,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
     }
     if (node.kind !== 'entry') return [];
     const fe = this.host.byFolderIndex(node.folderIndex);
-    return (fe?.engine.mergeQueue.logTail(node.entryId, LOG_LINES) ?? []).map((line, n) => ({ kind: 'log', folderIndex: node.folderIndex, entryId: node.entryId, n, line }));
+    return (fe?.engine.core.mergeQueue.logTail(node.entryId, LOG_LINES) ?? []).map((line, n) => ({ kind: 'log', folderIndex: node.folderIndex, entryId: node.entryId, n, line }));
   }
 
   getParent(node: MergeQueueNode): MergeQueueNode | undefined {
@@ -97,7 +119,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
       const item = new vscode.TreeItem(printable(m ? m[2]! : node.line.trim(), 200));
       item.id = `merge:${node.folderIndex}:${node.entryId}:log:${node.n}:${node.line.length}`;
       item.tooltip = m ? new Date(m[1]!).toLocaleString() : undefined;
-      item.command = { command: Commands.showMergeLog, title: 'Show Log', arguments: [ref] };
+      item.command = { command: MergeQueueIds.showLog, title: 'Show Log', arguments: [ref] };
       return item;
     }
     const entry = fe ? this.entries(fe).find((e) => e.id === node.entryId) : undefined;
@@ -109,7 +131,7 @@ export class MergeQueueTreeProvider extends DisposableBase implements vscode.Tre
     item.description = `→ ${printable(entry.into, 60)} · ${stateText(entry)}`;
     item.tooltip = entryTooltip(entry);
     item.contextValue = `mam.mergeEntry.${entry.state}`;
-    item.command = { command: Commands.showMergeLog, title: 'Show Log', arguments: [ref] };
+    item.command = { command: MergeQueueIds.showLog, title: 'Show Log', arguments: [ref] };
     return item;
   }
 }
@@ -132,4 +154,78 @@ function entryTooltip(e: MergeEntry): vscode.MarkdownString {
   if (e.landed_commit) md.appendMarkdown(`- landed: ${codeSpan(e.landed_commit.slice(0, 12))}${e.landed_at ? ` at ${new Date(e.landed_at).toLocaleString()}` : ''}\n`);
   md.appendMarkdown(`- queued: ${new Date(e.created_at).toLocaleString()}\n`);
   return md;
+}
+
+type EntryRef = { folderIndex: number; entryId: string };
+
+/** The Merge Queue's commands: run it, show an entry's log, remove an entry, and queue a passed loop's branch. */
+function registerMergeQueueCommands(host: EngineHost): vscode.Disposable[] {
+  return [
+    vscode.commands.registerCommand(MergeQueueIds.run, (ref?: FolderRef) => reportErrors('the merge queue', () => runQueue(host, ref))),
+    vscode.commands.registerCommand(MergeQueueIds.showLog, (ref?: EntryRef | MergeQueueNode) =>
+      reportErrors('opening the merge log', async () => {
+        const fe = ref && host.byFolderIndex(ref.folderIndex);
+        if (!fe || !ref || !('entryId' in ref)) return;
+        // A real file in an ordinary editor: search, copy, follow it as it grows.
+        await vscode.window.showTextDocument(vscode.Uri.file(fe.engine.core.mergeQueue.logFile(ref.entryId)), { preview: true });
+      }),
+    ),
+    vscode.commands.registerCommand(MergeQueueIds.remove, (ref?: EntryRef | MergeQueueNode) =>
+      reportErrors('removing the entry', async () => {
+        const fe = ref && host.byFolderIndex(ref.folderIndex);
+        if (!fe || !ref || !('entryId' in ref)) return;
+        const entry = fe.engine.core.mergeQueue.reading().entries.find((e) => e.id === ref.entryId);
+        if (!entry) return;
+        const answer = await vscode.window.showWarningMessage(`Remove ${printable(entry.branch, 80)} from the merge queue?`, { modal: true, detail: 'The branch and its worktree stay as they are.' }, 'Remove');
+        if (answer === 'Remove') await fe.engine.core.mergeQueue.remove(entry.id);
+      }),
+    ),
+    vscode.commands.registerCommand(MergeQueueIds.enqueue, (ref?: { folderIndex: number; loopId?: string }) => reportErrors('queueing the branch', () => enqueueLoop(host, ref))),
+  ];
+}
+
+async function runQueue(host: EngineHost, ref: FolderRef | undefined): Promise<void> {
+  const fe = await folderFor(host, ref, 'Run Merge Queue');
+  if (!fe) return;
+  const result = await vscode.window.withProgress({ location: { viewId: MergeQueueIds.view }, title: 'Landing' }, () => fe.engine.core.mergeQueue.run());
+  const waiting = result.entries.filter((e) => e.state === 'waiting');
+  const landed = result.landed.map((e) => printable(e.branch, 60));
+  const parts = [landed.length > 0 ? `landed ${landed.join(', ')}` : 'nothing landed', ...(waiting.length > 0 ? [`${waiting.length} waiting`] : [])];
+  const message = `Merge queue${inFolder(host, fe, ' of')}: ${parts.join('; ')}.`;
+  if (waiting.length > 0) void vscode.window.showWarningMessage(message);
+  else void vscode.window.showInformationMessage(message);
+}
+
+/** Queues the branch of a passed loop's worktree (from the Loops view), asking for a validation command. */
+async function enqueueLoop(host: EngineHost, ref: { folderIndex: number; loopId?: string } | undefined): Promise<void> {
+  const fe: FolderEngine | undefined = await folderFor(host, ref, 'Add to Merge Queue');
+  if (!fe) return;
+  const passed = fe.engine.core.loops.list().filter((l) => l.status === 'passed' && !l.job);
+  const loop = ref?.loopId ? fe.engine.core.loops.get(ref.loopId) : undefined;
+  if (ref?.loopId && !loop) return; // a row of a loop that is gone
+  const chosen = loop ?? (await pickPassedLoop(host, fe, passed));
+  if (!chosen) return;
+  const validate = await vscode.window.showInputBox({
+    title: 'Add to Merge Queue',
+    prompt: 'A command that must succeed on the rebased branch before it lands (run as a program with arguments, never by a shell). Empty: none.',
+    placeHolder: 'npm test',
+    ignoreFocusOut: true,
+  });
+  if (validate === undefined) return;
+  const entry = await fe.engine.core.mergeQueue.enqueue({ what: chosen.checkout, ...(validate.trim() ? { validate } : {}) });
+  void vscode.window.showInformationMessage(`Queued ${printable(entry.branch, 80)} into ${printable(entry.into, 60)}${inFolder(host, fe, ' in')}.`);
+}
+
+async function pickPassedLoop<T extends { id: string; task: string; checkout: string }>(host: EngineHost, fe: FolderEngine, loops: T[]): Promise<T | undefined> {
+  if (loops.length === 0) {
+    void vscode.window.showInformationMessage(`No review loop has passed${inFolder(host, fe, ' in') || ' here'} yet: a branch enters the merge queue after its loop passes.`);
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(loops.map((l) => ({ label: printable(l.task, 80), description: printable(l.checkout, 120), loop: l })), { title: 'Add to Merge Queue', placeHolder: 'The passed loop whose branch should land' });
+  return picked?.loop;
+}
+
+/** ` of api` / ` in api` when more than one folder uses MAM: which folder's queue a message is about. */
+function inFolder(host: EngineHost, fe: FolderEngine, word: string): string {
+  return host.multiRoot ? `${word} ${printable(fe.folder.name, 60)}` : '';
 }

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { AGENT_NAMES } from '../../core/agents/adapter';
+import { ExitCode } from '../../core/base/errors';
 import { nameProblem, printable } from '../../core/base/ids';
 import { splitWords } from '../../core/base/shellWords';
 import { isOpen } from '../../core/store/jobSchema';
@@ -7,7 +8,6 @@ import { SESSION_ROLES, type SessionRow } from '../../core/store/sessionSchema';
 import { Commands } from '../host/commandIds';
 import type { EngineHost, FolderEngine } from '../host/engineHost';
 import { runSteps } from '../shared/multiStep';
-import type { Notifier } from '../window/notifications';
 import { folderFor, pickFolders, pickSession, reportErrors, type FolderRef, type SessionRef } from '../shared/picks';
 
 const ROLE_HINTS: Record<string, string> = {
@@ -19,7 +19,7 @@ const ROLE_HINTS: Record<string, string> = {
   worker: 'takes delegated jobs',
 };
 
-const AGENT_HINTS: Record<string, string> = {
+const AGENT_HINTS: Record<(typeof AGENT_NAMES)[number], string> = {
   claude: 'Claude Code',
   codex: 'OpenAI Codex CLI',
   gemini: 'Gemini CLI',
@@ -33,16 +33,16 @@ const AGENT_HINTS: Record<string, string> = {
 };
 
 /** Sessions: create, stop, resume, attach, send, purge, copy the conversation ID. */
-export function registerSessionCommands(host: EngineHost, notifier: Notifier): vscode.Disposable[] {
+export function registerSessionCommands(host: EngineHost): vscode.Disposable[] {
   const running = (r: { status: string }) => r.status === 'running' || r.status === 'starting';
   return [
-    vscode.commands.registerCommand(Commands.createSession, (ref?: FolderRef) => reportErrors('creating the session', () => createSession(host, notifier, ref))),
+    vscode.commands.registerCommand(Commands.createSession, (ref?: FolderRef) => reportErrors('creating the session', () => createSession(host, ref))),
 
     vscode.commands.registerCommand(Commands.stopSession, (ref?: SessionRef) =>
       reportErrors('stopping the session', async () => {
         const picked = await pickSession(host, ref, running, 'Stop Session');
         if (!picked) return;
-        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}stopping ${picked.row.name}…` }, () => picked.fe.engine.stopSession(picked.row.name));
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}stopping ${picked.row.name}…` }, () => picked.fe.engine.core.sessions.stop(picked.row.name));
       }),
     ),
 
@@ -53,7 +53,7 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
         const picked = await pickSession(host, ref, (r) => !running(r) && r.resumable, 'Resume Session');
         if (!picked) return;
         const where = host.where(picked.fe.folder.index);
-        const row = await Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}resuming ${picked.row.name}…` }, () => picked.fe.engine.resumeSession(picked.row.name)))
+        const row = await Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}resuming ${picked.row.name}…` }, () => picked.fe.engine.core.sessions.resume(picked.row.name, { baseDir: picked.fe.engine.workspace })))
           .catch((err: unknown) => showIfAttention(host, err, picked.fe.folder.index, picked.row.name));
         if (!row) return;
         void vscode.window.showInformationMessage(`MAM: ${where}${row.name} resumed${row.conversation_id ? ` in conversation ${row.conversation_id}` : ''}.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: row.name }));
@@ -70,7 +70,7 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
       reportErrors('attaching', async () => {
         const picked = await pickSession(host, ref, running, 'Attach to Session');
         if (!picked) return;
-        const [shellPath, ...shellArgs] = await picked.fe.engine.attachArgv(picked.row.name);
+        const [shellPath, ...shellArgs] = await picked.fe.engine.core.sessions.attachArgv(picked.row.name);
         const terminal = vscode.window.createTerminal({ name: `MAM: ${picked.row.name}`, shellPath: shellPath!, shellArgs, iconPath: new vscode.ThemeIcon('terminal-tmux'), cwd: picked.row.cwd });
         terminal.show();
       }),
@@ -86,7 +86,7 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
           validateInput: (v) => (v.trim() === '' ? 'Write something to send.' : undefined),
         });
         if (text === undefined) return;
-        const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}sending to ${picked.row.name}…` }, () => picked.fe.engine.sendToSession(picked.row.name, text));
+        const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${host.where(picked.fe.folder.index)}sending to ${picked.row.name}…` }, () => picked.fe.engine.core.sessions.send(picked.row.name, text));
         if (report.submitted === 'unconfirmed') void vscode.window.showWarningMessage(`MAM: ${host.where(picked.fe.folder.index)}typed into ${picked.row.name}, but its screen did not react to Enter; have a look.`, 'Attach').then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: picked.fe.folder.index, name: picked.row.name }));
       }),
     ),
@@ -102,7 +102,7 @@ export function registerSessionCommands(host: EngineHost, notifier: Notifier): v
           yes,
         );
         if (answer !== yes) return;
-        await picked.fe.engine.stopSession(picked.row.name, { purgeConversation: true, yes: true });
+        await picked.fe.engine.core.sessions.stop(picked.row.name, { purgeConversation: true, yes: true });
       }),
     ),
 
@@ -122,7 +122,7 @@ async function stopAll(host: EngineHost, ref: FolderRef | undefined): Promise<vo
   const folders = await pickFolders(host, ref, 'Stop All Sessions');
   if (folders.length === 0) return;
   const targets: Array<{ fe: FolderEngine; row: SessionRow }> = [];
-  for (const fe of folders) for (const row of await fe.engine.listSessions()) if (row.status === 'running' || row.status === 'starting') targets.push({ fe, row });
+  for (const fe of folders) for (const row of await fe.engine.core.controlPlane.sessions.list()) if (row.status === 'running' || row.status === 'starting') targets.push({ fe, row });
   // Named by folder when the sessions are of one folder among several; "in every folder" when they may be of more.
   const where = folders.length === 1 ? host.where(folders[0]!.folder.index) : '';
   const inFolders = folders.length > 1 ? ' in every folder' : '';
@@ -139,7 +139,7 @@ async function stopAll(host: EngineHost, ref: FolderRef | undefined): Promise<vo
   );
   if (answer !== yes) return;
   const results = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}stopping ${targets.length} session${targets.length === 1 ? '' : 's'}…` }, () =>
-    Promise.allSettled(targets.map((t) => t.fe.engine.stopSession(t.row.name))),
+    Promise.allSettled(targets.map((t) => t.fe.engine.core.sessions.stop(t.row.name))),
   );
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${named(targets[i]!)} (${(r.reason as Error).message})`] : []));
   if (failed.length) void vscode.window.showErrorMessage(`MAM: ${where}could not stop ${failed.join(', ')}.`);
@@ -159,12 +159,12 @@ async function resumeAll(host: EngineHost, fe: FolderEngine): Promise<void> {
     .then((a) => a && vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: first.name }));
 }
 
-async function createSession(host: EngineHost, notifier: Notifier, ref: FolderRef | undefined): Promise<void> {
+async function createSession(host: EngineHost, ref: FolderRef | undefined): Promise<void> {
   const fe = await folderFor(host, ref, 'Create Session');
   if (!fe) return;
   const where = host.where(fe.folder.index);
-  const taken = new Set((await fe.engine.listSessions()).map((r) => r.name));
-  const agents = agentItems((agent) => fe.engine.sessions.programProblem(agent, fe.folder.uri.fsPath));
+  const taken = new Set((await fe.engine.core.controlPlane.sessions.list()).map((r) => r.name));
+  const agents = agentItems((agent) => fe.engine.core.sessions.programProblem(agent, fe.folder.uri.fsPath));
   const roles = SESSION_ROLES.map((r) => ({ label: r, description: ROLE_HINTS[r] }));
   const onboardings = [
     { label: 'Onboard it', description: 'recommended', detail: 'Delegate a first job that teaches the agent how to report on jobs, and wait for it.', value: true },
@@ -196,8 +196,8 @@ async function createSession(host: EngineHost, notifier: Notifier, ref: FolderRe
   const [agent, role, name, onboard, command] = [chosen.agent!, chosen.role!, chosen.name!, chosen.onboard!, chosen.agent!.label === 'shell' ? chosen.command : undefined];
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MAM: ${where}${name}`, cancellable: true }, async (progress, token) => {
     progress.report({ message: `starting ${agent.label}…` });
-    const row = await fe.engine
-      .createSession({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) })
+    const row = await fe.engine.core.sessions
+      .create({ name, agent: agent.label, role: role.label, baseDir: fe.folder.uri.fsPath, ...(command ? { command: splitWords(command) } : {}) })
       .catch((err: unknown) => showIfAttention(host, err, fe.folder.index, name));
     if (!row) return;
     await fe.engine.start();
@@ -207,22 +207,23 @@ async function createSession(host: EngineHost, notifier: Notifier, ref: FolderRe
       return;
     }
     progress.report({ message: 'onboarding (the agent reads its first brief)…' });
-    // This notification tells how the onboarding ended: the job's own end message would say it twice.
-    const jobId = notifier.jobToldByCaller(fe.folder.index);
-    const onboarding = fe.engine.onboard(row.name, { jobId });
+    // This notification tells how the onboarding ended (the Notifier leaves onboarding jobs to their caller: their origin says so).
+    const { jobService } = fe.engine.core;
+    const onboarding = jobService.onboard(row.name);
     const cancelled = new Promise<'cancelled'>((resolve) => token.onCancellationRequested(() => resolve('cancelled')));
     const outcome = await Promise.race([onboarding, cancelled]);
     if (outcome === 'cancelled') {
-      const open = fe.engine.job(jobId);
-      if (open && isOpen(open.state)) await fe.engine.cancelJob(jobId);
+      // The session's open onboarding job, found by its origin.
+      const open = jobService.index.list().find((j) => j.origin?.kind === 'onboarding' && j.origin.by === row.name && isOpen(j.state));
+      if (open) await jobService.cancel(open.id);
       void vscode.window.showInformationMessage(`MAM: ${where}onboarding of ${row.name} cancelled; the session is kept.`);
       return;
     }
-    if (outcome.exitCode === 0) return void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is onboarded and ready for jobs.`);
+    if (outcome.exitCode === ExitCode.ok) return void vscode.window.showInformationMessage(`MAM: ${where}${row.name} is onboarded and ready for jobs.`);
     const { job } = outcome;
     // What the agent said (its detail) is its own text: printable only.
     const why = `${job.reason ?? job.state}${job.detail ? `: ${printable(job.detail, 200)}` : ''}`;
-    void vscode.window.showWarningMessage(`MAM: ${where}onboarding of ${row.name} ${outcome.exitCode === 45 ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
+    void vscode.window.showWarningMessage(`MAM: ${where}onboarding of ${row.name} ${outcome.exitCode === ExitCode.onboardTimeout ? 'did not finish in time' : 'failed'} (${why}); the session is kept.`, 'Attach', 'Show Log').then((a) => {
       if (a === 'Attach') void vscode.commands.executeCommand(Commands.attachSession, { folderIndex: fe.folder.index, name: row.name });
       if (a === 'Show Log') void vscode.commands.executeCommand(Commands.showJobLog, { folderIndex: fe.folder.index, jobId: job.id });
     });

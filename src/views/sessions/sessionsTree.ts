@@ -41,7 +41,8 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
   constructor(private readonly host: EngineHost) {
     super();
     this._register(host.onDidChange(() => this.refresh()));
-    this._register(host.onDidChangeOverlaps(() => this.refresh()));
+    // A session's row shows its jobs and its overlaps with other sessions' checkouts.
+    this._register(host.forEachFolder(({ engine, jobs }) => [engine.core.sessions.onDidChange(() => this.refresh()), jobs.onDidChangeJob(() => this.refresh()), engine.core.overlaps.onDidChange(() => this.refresh())]));
   }
 
   refresh(): void {
@@ -63,7 +64,7 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
     if (node.kind === 'folder') return this.sessionsOf(fe);
     if (node.kind === 'session') {
       return [
-        ...fe.engine.overlaps.pairsOf(node.name).map((p): SessionsNode => ({ kind: 'overlap', folderIndex: node.folderIndex, session: node.name, pair: pairKey(p) })),
+        ...fe.engine.core.overlaps.pairsOf(node.name).map((p): SessionsNode => ({ kind: 'overlap', folderIndex: node.folderIndex, session: node.name, pair: pairKey(p) })),
         ...jobsOfSession(fe, node.name).map((job): SessionsNode => ({ kind: 'job', folderIndex: node.folderIndex, session: node.name, jobId: job.id })),
       ];
     }
@@ -90,7 +91,7 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
       return folderItem(fe, rows.length === 0 ? 'no sessions' : `${running} of ${rows.length} running`);
     }
     if (node.kind === 'job') {
-      const job = fe.engine.job(node.jobId);
+      const job = fe.engine.core.jobs.index.get(node.jobId);
       return job ? jobTreeItem(job, 'session-job', node.folderIndex) : new vscode.TreeItem(node.jobId);
     }
     if (node.kind === 'overlap' || node.kind === 'overlapFile') {
@@ -106,7 +107,7 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
   rowsOf(fe: FolderEngine): Promise<SessionRow[]> {
     let rows = this.rows.get(fe.folder.index);
     if (!rows) {
-      rows = fe.engine.listSessions().catch(() => []);
+      rows = fe.engine.core.controlPlane.sessions.list().catch(() => []);
       this.rows.set(fe.folder.index, rows);
     }
     return rows;
@@ -119,14 +120,14 @@ export class SessionsTreeProvider extends DisposableBase implements vscode.TreeD
 
 /** The session's current job first, then its most recent ones. */
 function jobsOfSession(fe: FolderEngine, name: string): JobRecord[] {
-  const mine = fe.engine.listJobs().filter((j) => j.target?.kind === 'local' && j.target.name === name);
+  const mine = fe.engine.core.jobs.index.list().filter((j) => j.target?.kind === 'local' && j.target.name === name);
   const open = mine.filter(isOpen);
   return [...open, ...mine.filter((j) => !isOpen(j))].slice(0, Math.max(RECENT_JOBS, open.length));
 }
 
 /** The pair a node names, in the folder's latest overlap report (gone once the overlap is). */
 function pairOf(fe: FolderEngine, node: { session: string; pair: string }): OverlapPair | undefined {
-  return fe.engine.overlaps.pairsOf(node.session).find((p) => pairKey(p) === node.pair);
+  return fe.engine.core.overlaps.pairsOf(node.session).find((p) => pairKey(p) === node.pair);
 }
 
 /** This session's side of a pair first, the other second. */
@@ -185,13 +186,13 @@ function lines(ranges: readonly LineRange[]): string {
 
 function sessionItem(fe: FolderEngine, row: SessionRow): vscode.TreeItem {
   const jobs = jobsOfSession(fe, row.name);
-  const pairs = fe.engine.overlaps.pairsOf(row.name);
+  const pairs = fe.engine.core.overlaps.pairsOf(row.name);
   const conflict = pairs.some((p) => p.kind === 'conflict');
   // The registry may still name a job another process has just ended (it releases the session a moment later).
-  const held = row.current_job ? fe.engine.job(row.current_job) : undefined;
+  const held = row.current_job ? fe.engine.core.jobs.index.get(row.current_job) : undefined;
   const current = held && isOpen(held) ? held : undefined;
   const blocked = current && isBlocked(current);
-  const attention = row.status === 'running' ? fe.engine.attentionOf(row.name) : undefined;
+  const attention = row.status === 'running' ? fe.engine.core.sessions.lastAttention(row.name) : undefined;
   const look = blocked || attention ? { icon: 'bell-dot', color: 'list.warningForeground' } : conflict ? { icon: 'warning', color: 'list.warningForeground' } : STATUS_LOOK[row.status];
   const item = new vscode.TreeItem(row.name, jobs.length + pairs.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   item.id = `session:${fe.folder.index}:${row.name}`;

@@ -19,9 +19,9 @@ export function sharedServers(folders: readonly FolderEngine[]): SharedServer[] 
   const byServer = new Map<string, SharedServer>();
   for (const fe of folders) {
     if (!fe.engine.trusted) continue;
-    const mux = fe.engine.config.values.mux;
+    const mux = fe.engine.core.config.values.mux;
     if (mux !== 'herdr') continue;
-    const server = fe.engine.sessions.defaultServer(mux);
+    const server = fe.engine.core.sessions.defaultServer(mux);
     const key = `${mux}\u0000${server}`;
     const shared = byServer.get(key) ?? { mux, server, folders: [] };
     shared.folders.push(fe);

@@ -32,14 +32,14 @@ function folderTooltip(fe: FolderEngine): vscode.MarkdownString {
   const { engine } = fe;
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${markdownText(fe.folder.name)}** — ${codeSpan(fe.folder.uri.fsPath)}\n\n`);
-  md.appendMarkdown(`- control plane: ${codeSpan(engine.controlPlane.paths.dir)}\n`);
+  md.appendMarkdown(`- control plane: ${codeSpan(engine.core.controlPlane.paths.dir)}\n`);
   const embedded = engine.embeddedBroker();
-  const external = engine.config.values.brokerHost.trim();
+  const external = engine.core.config.values.brokerHost.trim();
   const broker = embedded
     ? embedded.running && embedded.port ? `embedded, ${codeSpan(`127.0.0.1:${embedded.port}`)}` : 'embedded, not running'
     : external ? codeSpan(external) : engine.trusted ? '—' : 'none (untrusted)';
   md.appendMarkdown(`- broker: ${broker}\n`);
-  const mux = engine.config.values.mux;
-  md.appendMarkdown(`- terminal server: ${codeSpan(`${mux} ${mux === 'tmux' ? '-L ' : ''}${engine.sessions.defaultServer(mux)}`)}\n`);
+  const mux = engine.core.config.values.mux;
+  md.appendMarkdown(`- terminal server: ${codeSpan(`${mux} ${mux === 'tmux' ? '-L ' : ''}${engine.core.sessions.defaultServer(mux)}`)}\n`);
   return md;
 }

@@ -98,13 +98,13 @@ export type SessionItem = vscode.QuickPickItem & { fe: FolderEngine; row: Sessio
 export async function sessionOf(host: EngineHost, ref: unknown): Promise<{ fe: FolderEngine; row: SessionRow } | undefined> {
   if (!ref || typeof ref !== 'object' || !('name' in ref)) return undefined;
   const fe = folderOfRef(host, ref);
-  const row = fe ? (await fe.engine.listSessions()).find((r) => r.name === (ref as SessionRef).name) : undefined;
+  const row = fe ? (await fe.engine.core.controlPlane.sessions.list()).find((r) => r.name === (ref as SessionRef).name) : undefined;
   return fe && row ? { fe, row } : undefined;
 }
 
 /** Quick-pick items for the sessions of `fe` that `filter` keeps; none: says so, naming what for (and the folder, when there are several). */
 export async function sessionItems(host: EngineHost, fe: FolderEngine, filter: (row: SessionRow) => boolean, what: string): Promise<SessionItem[]> {
-  const items = (await fe.engine.listSessions()).filter(filter).map((row): SessionItem => ({ label: row.name, description: `${row.agent} · ${row.role} · ${row.status}`, detail: row.cwd, fe, row }));
+  const items = (await fe.engine.core.controlPlane.sessions.list()).filter(filter).map((row): SessionItem => ({ label: row.name, description: `${row.agent} · ${row.role} · ${row.status}`, detail: row.cwd, fe, row }));
   if (items.length === 0) void vscode.window.showInformationMessage(`MAM: ${host.where(fe.folder.index)}no session to ${what.toLowerCase()}.`);
   return items;
 }
@@ -125,13 +125,13 @@ export async function pickSession(host: EngineHost, ref: unknown, filter: (row: 
 export async function pickJob(host: EngineHost, ref: unknown, filter: (job: JobRecord) => boolean, title: string): Promise<{ fe: FolderEngine; job: JobRecord } | undefined> {
   if (ref && typeof ref === 'object' && 'jobId' in ref) {
     const fe = folderOfRef(host, ref);
-    const job = fe?.engine.job((ref as JobRef).jobId);
+    const job = fe?.engine.core.jobs.index.get((ref as JobRef).jobId);
     return fe && job ? { fe, job } : undefined;
   }
   const fe = await folderFor(host, ref, title);
   if (!fe) return undefined;
-  const items = fe.engine
-    .listJobs()
+  const items = fe.engine.core.jobs.index
+    .list()
     .filter(filter)
     .slice(0, 200)
     .map((job) => ({ label: printable(jobTitle(job), 120), description: `${job.session} · ${job.state}${isOpen(job) ? '' : job.reason ? ` (${job.reason})` : ''}`, detail: job.id, fe, job }));

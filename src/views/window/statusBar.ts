@@ -54,6 +54,14 @@ export class JobStatusBar extends DisposableBase {
       this.update();
       this.readAttention();
     }));
+    // The counts come from each folder's jobs; the sessions needing attention from its sessions.
+    this._register(host.forEachFolder(({ engine, jobs }) => [
+      jobs.onDidChangeJob(() => this.update()),
+      engine.core.sessions.onDidChange(() => {
+        this.update();
+        this.readAttention();
+      }),
+    ]));
     this.update();
   }
 
@@ -82,7 +90,7 @@ export class JobStatusBar extends DisposableBase {
   countsOf(fe: FolderEngine): StatusCounts {
     const counts: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: this.attention.get(fe.folder.index) ?? 0, failed: 0 };
     const looking = this.jobsView?.visible ?? false;
-    for (const job of fe.engine.listJobs()) {
+    for (const job of fe.engine.core.jobs.index.list()) {
       if (needsPermission(job)) counts.blocked++;
       else if (isOpen(job.state) && job.target?.kind === 'human') counts.assigned++;
       else if (isOpen(job.state)) counts.running++;
@@ -148,8 +156,8 @@ export class JobStatusBar extends DisposableBase {
     this.reading = (async () => {
       const attention = new Map<number, number>();
       for (const { folder, engine } of this.host.current) {
-        const rows = await engine.listSessions().catch(() => []);
-        const count = rows.filter((r) => r.status === 'running' && engine.attentionOf(r.name)).length;
+        const rows = await engine.core.controlPlane.sessions.list().catch(() => []);
+        const count = rows.filter((r) => r.status === 'running' && engine.core.sessions.lastAttention(r.name)).length;
         if (count > 0) attention.set(folder.index, count);
       }
       if ([...attention].join() !== [...this.attention].join()) {

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { Commands, ContextKeys } from '../host/commandIds';
-import type { EngineHost, FolderEngine } from '../host/engineHost';
+import type { EngineHost } from '../host/engineHost';
 import { isOpen } from '../jobs/jobItems';
 import { pickFolders, reportErrors, type FolderRef } from '../shared/picks';
 
@@ -18,21 +18,14 @@ export function registerBrokerCommands(host: EngineHost): vscode.Disposable[] {
     void vscode.commands.executeCommand('setContext', ContextKeys.brokerStopped, states.some((s) => !s.running));
   };
   const watcher = vscode.workspace.createFileSystemWatcher('**/.mam/broker.json');
-  // After activation builds the engines, and whenever they are rebuilt (settings, folders, trust);
-  // not on every job change, which host.onDidChange also reports.
-  let engines: readonly FolderEngine[] | undefined;
-  const rebuilt = () => {
-    if (host.current === engines) return;
-    engines = host.current;
-    update();
-  };
-  setImmediate(() => void host.ready().then(rebuilt));
+  // After activation builds the engines, and whenever they are rebuilt (settings, folders, trust).
+  setImmediate(() => void host.ready().then(update));
   return [
     watcher,
     watcher.onDidCreate(update),
     watcher.onDidChange(update),
     watcher.onDidDelete(update),
-    host.onDidChange(rebuilt),
+    host.onDidReset(update),
 
     vscode.commands.registerCommand(Commands.startBroker, (ref?: FolderRef) =>
       reportErrors('starting the broker', async () => {
@@ -55,7 +48,7 @@ export function registerBrokerCommands(host: EngineHost): vscode.Disposable[] {
           update();
           return void vscode.window.showInformationMessage(brokerNote(host, ref, 'stopped'));
         }
-        const open = running.reduce((n, fe) => n + fe.engine.listJobs().filter(isOpen).length, 0);
+        const open = running.reduce((n, fe) => n + fe.engine.core.jobs.index.list().filter(isOpen).length, 0);
         if (open > 0) {
           const yes = 'Stop Broker';
           const where = running.length === 1 && host.multiRoot ? ` of ${running[0]!.folder.name}` : running.length > 1 ? 's' : '';

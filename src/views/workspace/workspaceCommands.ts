@@ -14,9 +14,9 @@ export function registerWorkspaceCommands(host: EngineHost, context: vscode.Exte
 
     vscode.commands.registerCommand(Commands.startMonitor, (ref?: FolderRef) =>
       reportErrors('starting the monitor', async () => {
-        for (const { engine } of await pickFolders(host, ref, 'Start Monitor', (fe) => !fe.engine.monitoring)) {
+        for (const { engine } of await pickFolders(host, ref, 'Start Monitor', (fe) => !fe.engine.core.monitor.running)) {
           await engine.start();
-          engine.startMonitor();
+          engine.core.monitor.start();
         }
         await setMonitoring();
       }),
@@ -25,7 +25,7 @@ export function registerWorkspaceCommands(host: EngineHost, context: vscode.Exte
     vscode.commands.registerCommand(Commands.stopMonitor, (ref?: FolderRef) =>
       reportErrors('stopping the monitor', async () => {
         // Only the folders whose monitor runs are offered: stopping one that does not is nothing.
-        for (const { engine } of await pickFolders(host, ref, 'Stop Monitor', (fe) => fe.engine.monitoring)) engine.stopMonitor();
+        for (const { engine } of await pickFolders(host, ref, 'Stop Monitor', (fe) => fe.engine.core.monitor.running)) engine.core.monitor.stop();
         await setMonitoring();
       }),
     ),

@@ -68,8 +68,8 @@ describe('a multi-root window: every command from the Command Palette asks which
   };
   const folders = () => api.host.mamFolders;
   const prepare: Record<string, () => unknown> = {
-    'mam.startMonitor': () => folders().forEach((fe) => fe.engine.stopMonitor()),
-    'mam.stopMonitor': () => folders().forEach((fe) => fe.engine.startMonitor()),
+    'mam.startMonitor': () => folders().forEach((fe) => fe.engine.core.monitor.stop()),
+    'mam.stopMonitor': () => folders().forEach((fe) => fe.engine.core.monitor.start()),
     'mam.startBroker': () => Promise.all(folders().map((fe) => fe.engine.stopBroker())),
     'mam.stopBroker': () => Promise.all(folders().map((fe) => fe.engine.startBroker())),
   };
@@ -78,7 +78,7 @@ describe('a multi-root window: every command from the Command Palette asks which
   before(async () => {
     api = await mamApi();
     // Both folders that hold .mam/ are running (their monitors, their brokers) before anything is asked.
-    await waitFor('both engines to start', () => api.host.mamFolders.length === 2 && api.host.mamFolders.every((fe) => fe.engine.monitoring && fe.engine.embeddedBroker()?.running), 30_000);
+    await waitFor('both engines to start', () => api.host.mamFolders.length === 2 && api.host.mamFolders.every((fe) => fe.engine.core.monitor.running && fe.engine.embeddedBroker()?.running), 30_000);
     prompts.install();
   });
   after(() => prompts.restore());
@@ -119,7 +119,7 @@ describe('a multi-root window: every command from the Command Palette asks which
   });
 
   it('All folders: Stop and Start Broker, Stop and Start Monitor act on both folders', async () => {
-    const running = () => api.host.mamFolders.map((fe) => [fe.folder.name, fe.engine.embeddedBroker()?.running, fe.engine.monitoring]);
+    const running = () => api.host.mamFolders.map((fe) => [fe.folder.name, fe.engine.embeddedBroker()?.running, fe.engine.core.monitor.running]);
     for (const command of ['mam.stopBroker', 'mam.stopMonitor']) {
       prompts.answers.push('All folders');
       await vscode.commands.executeCommand(command);

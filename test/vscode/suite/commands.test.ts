@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { BACK, CANCEL, Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
@@ -35,7 +36,7 @@ describe('the commands end to end, prompts answered like a user', function () {
   });
 
   const engine = () => api.host.current[0]!.engine;
-  const row = async (name: string) => (await engine().listSessions()).find((r) => r.name === name);
+  const row = async (name: string) => (await engine().core.controlPlane.sessions.list()).find((r) => r.name === name);
   const linesSeen = (): string[] =>
     fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; text?: string }).filter((e) => e.event === 'line').map((e) => e.text ?? '') : [];
   const ref = (name: string) => ({ folderIndex: 0, name });
@@ -63,10 +64,10 @@ describe('the commands end to end, prompts answered like a user', function () {
     const command = fakeAgentCommand('error').join(' ');
     answers.push('shell', command, 'worker', 'palette-onboarded', 'Onboard it');
     await vscode.commands.executeCommand('mam.createSession');
-    const job = await waitFor('the onboarding job to fail', () => engine().listJobs().find((j) => j.session === 'palette-onboarded' && j.role === 'onboarding' && j.state === 'failed'));
+    const job = await waitFor('the onboarding job to fail', () => engine().core.jobs.index.list().find((j) => j.session === 'palette-onboarded' && j.role === 'onboarding' && j.state === 'failed'));
     assert.deepEqual(prompts.warnings.filter((w) => w.includes('palette-onboarded')), ['MAM: onboarding of palette-onboarded failed (agent_error: it broke); the session is kept.']);
     // The job's own end would be an error message (collected, and refused by afterEach) and a notice.
-    await waitFor('the window to apply the job', () => api.host.current[0]!.engine.job(job.id)?.state === 'failed');
+    await waitFor('the window to apply the job', () => api.host.current[0]!.engine.core.jobs.index.get(job.id)?.state === 'failed');
     assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id), []);
     assert.equal((await row('palette-onboarded'))?.status, 'running', 'the session is kept');
   });
@@ -85,19 +86,19 @@ describe('the commands end to end, prompts answered like a user', function () {
   it('Create Session…: installed agent CLIs first, the others marked as not found on PATH', async () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-bin-'));
     for (const name of ['grok', 'codex']) fs.writeFileSync(path.join(bin, name), '#!/bin/sh\n', { mode: 0o755 });
-    const missing = ['claude', 'codex', 'gemini', 'opencode', 'copilot', 'qwen', 'grok', 'hermes', 'agy'].filter((a) => !['grok', 'codex'].includes(a) && !engine().config.agents[a as 'claude']);
+    const missing = ['claude', 'codex', 'gemini', 'opencode', 'copilot', 'qwen', 'grok', 'hermes', 'agy'].filter((a) => !['grok', 'codex'].includes(a) && !engine().core.config.agents[a as 'claude']);
     assert.ok(missing.length > 0);
     const from = prompts.asked.length;
     const saved = process.env.PATH;
     // The engine reads the extension host's environment; the monitor (tmux) must not run without PATH meanwhile.
-    engine().stopMonitor();
+    engine().core.monitor.stop();
     process.env.PATH = bin;
     try {
       answers.push(CANCEL);
       await vscode.commands.executeCommand('mam.createSession');
     } finally {
       process.env.PATH = saved;
-      engine().startMonitor();
+      engine().core.monitor.start();
     }
     const items = prompts.asked[from]!.items!;
     const separators = items.flatMap((i, at) => (i.separator ? [[i.label, at] as const] : []));
@@ -116,8 +117,8 @@ describe('the commands end to end, prompts answered like a user', function () {
   it('Delegate Job… with a typed task: the job is delivered and completes', async () => {
     answers.push('Type the task', 'Summarize the README in three lines');
     await vscode.commands.executeCommand('mam.delegateJob', ref('palette-1'));
-    const job = await waitFor('the job', () => engine().listJobs().find((j) => j.session === 'palette-1'));
-    await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    const job = await waitFor('the job', () => engine().core.jobs.index.list().find((j) => j.session === 'palette-1'));
+    await waitFor('the job to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     assert.match(fs.readFileSync(job.brief!, 'utf8'), /Summarize the README in three lines/);
   });
 
@@ -125,8 +126,8 @@ describe('the commands end to end, prompts answered like a user', function () {
     const from = prompts.asked.length;
     answers.push('palette-1', 'Type the task', 'List the folders');
     await vscode.commands.executeCommand('mam.delegateJob');
-    const job = await waitFor('the job', () => engine().listJobs().find((j) => j.session === 'palette-1' && fs.readFileSync(j.brief!, 'utf8').includes('List the folders')));
-    await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    const job = await waitFor('the job', () => engine().core.jobs.index.list().find((j) => j.session === 'palette-1' && fs.readFileSync(j.brief!, 'utf8').includes('List the folders')));
+    await waitFor('the job to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     const shown = prompts.asked.slice(from);
     assert.deepEqual(shown.map((a) => `${a.title} ${a.step}/${a.totalSteps}`), ['Delegate Job 1/3', 'Delegate Job 2/3', 'Delegate Job 3/3']);
     assert.ok(shown.every((a) => a.placeholder), 'every step has a placeholder');
@@ -141,37 +142,37 @@ describe('the commands end to end, prompts answered like a user', function () {
   });
 
   it('Verify Job…: the command runs against the job and its result is recorded', async () => {
-    const job = engine().listJobs().find((j) => j.session === 'palette-1')!;
+    const job = engine().core.jobs.index.list().find((j) => j.session === 'palette-1')!;
     answers.push(`${process.execPath} -e process.exit(process.env.MAM_JOB_ID===process.argv[1]?0:1) ${job.id}`);
     await vscode.commands.executeCommand('mam.verifyJob', { folderIndex: 0, jobId: job.id });
-    const verify = engine().job(job.id)!.verify as { passed: boolean; exit_code: number };
+    const verify = engine().core.jobs.index.get(job.id)!.verify as { passed: boolean; exit_code: number };
     assert.deepEqual([verify.passed, verify.exit_code], [true, 0]);
   });
 
   it('Open Brief: the brief opens in an editor', async () => {
-    const job = engine().listJobs().find((j) => j.session === 'palette-1')!;
+    const job = engine().core.jobs.index.list().find((j) => j.session === 'palette-1')!;
     await vscode.commands.executeCommand('mam.openBrief', { folderIndex: 0, jobId: job.id });
     await waitFor('the brief editor', () => vscode.window.activeTextEditor?.document.uri.fsPath === job.brief);
   });
 
   it("Show Pane Output: what the job's pane showed, from its line on, in an editor; its log names it", async () => {
-    const job = engine().listJobs().find((j) => j.session === 'palette-1' && j.state === 'completed')!;
-    const file = await waitFor('pane.txt', () => engine().paneTextFile(job.id), 10_000);
+    const job = engine().core.jobs.index.list().find((j) => j.session === 'palette-1' && j.state === 'completed')!;
+    const file = await waitFor('pane.txt', () => engine().core.jobService.paneTextFile(job.id), 10_000);
     await vscode.commands.executeCommand('mam.showPaneText', { folderIndex: 0, jobId: job.id });
     const editor = await waitFor('the pane output editor', () => (vscode.window.activeTextEditor?.document.uri.fsPath === file ? vscode.window.activeTextEditor : undefined));
     assert.match(editor.document.getText(), new RegExp(`^.*MAM job ${job.id}: read the brief at `));
     await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });
-    const log = await waitFor('the job log', () => (vscode.window.activeTextEditor?.document.uri.scheme === 'mam-log' ? vscode.window.activeTextEditor.document : undefined));
+    const log = await waitFor('the job log', () => (vscode.window.activeTextEditor?.document.uri.scheme === UriSchemes.jobLog ? vscode.window.activeTextEditor.document : undefined));
     assert.ok(log.getText().includes(`# what its pane showed: ${file} (MAM: Show Pane Output)`), log.getText().slice(0, 400));
   });
 
   it('Cancel Job: an open job ends cancelled and its session is free again', async () => {
-    await engine().createSession({ name: 'palette-2', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('heartbeats,instant') });
+    await engine().core.sessions.create({ name: 'palette-2', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('heartbeats,instant') });
     answers.push('Type the task', 'Watch the logs forever');
     await vscode.commands.executeCommand('mam.delegateJob', ref('palette-2'));
-    const job = await waitFor('the open job', () => engine().listJobs().find((j) => j.session === 'palette-2' && j.state === 'started'), 30_000);
+    const job = await waitFor('the open job', () => engine().core.jobs.index.list().find((j) => j.session === 'palette-2' && j.state === 'started'), 30_000);
     await vscode.commands.executeCommand('mam.cancelJob', { folderIndex: 0, jobId: job.id });
-    assert.deepEqual([engine().job(job.id)!.state, engine().job(job.id)!.reason], ['cancelled', 'cancelled_by_user']);
+    assert.deepEqual([engine().core.jobs.index.get(job.id)!.state, engine().core.jobs.index.get(job.id)!.reason], ['cancelled', 'cancelled_by_user']);
     assert.equal((await row('palette-2'))!.current_job, null);
   });
 
@@ -219,24 +220,24 @@ describe('the commands end to end, prompts answered like a user', function () {
     answers.push('carol', 'Proofread the changelog');
     await vscode.commands.executeCommand('mam.delegateToPerson');
     assert.deepEqual(prompts.steps(from), ['1/2 Who? Their name, e.g. alice', '2/2 The task for carol']);
-    const job = await waitFor('the task', () => engine().listJobs().find((j) => j.session === 'human:carol'));
-    await waitFor('it to be assigned', () => engine().job(job.id)?.state === 'dispatched');
+    const job = await waitFor('the task', () => engine().core.jobs.index.list().find((j) => j.session === 'human:carol'));
+    await waitFor('it to be assigned', () => engine().core.jobs.index.get(job.id)?.state === 'dispatched');
     const row = api.jobs.getTreeItem({ kind: 'job', folderIndex: 0, jobId: job.id, group: 'running' });
     assert.match(String(row.contextValue), /^mam\.job\.dispatched.*\.person$/, 'the row offers Start Task');
     assert.match(String(row.description), /^assigned · .* · carol$/);
     await waitFor('the status bar to count the task as assigned', () => api.statusBar.counts().assigned === 1 && /\b1 assigned\b/.test(api.statusBar.item.text));
     await vscode.commands.executeCommand('mam.startPersonJob', { folderIndex: 0, jobId: job.id });
-    await waitFor('the task to start', () => engine().job(job.id)?.state === 'started');
+    await waitFor('the task to start', () => engine().core.jobs.index.get(job.id)?.state === 'started');
     answers.push('proofread, three typos fixed');
     await vscode.commands.executeCommand('mam.completePersonJob', { folderIndex: 0, jobId: job.id });
-    await waitFor('the task to complete', () => engine().job(job.id)?.state === 'completed');
-    assert.equal(engine().job(job.id)!.detail, 'proofread, three typos fixed');
+    await waitFor('the task to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed');
+    assert.equal(engine().core.jobs.index.get(job.id)!.detail, 'proofread, three typos fixed');
   });
 
   it('Stop Broker and Start Broker: the embedded broker stops and comes back on its port; nothing to do is said so', async () => {
     const before = engine().embeddedBroker()!;
     assert.equal(before.running, true, 'the engine started the embedded broker');
-    assert.equal(engine().listJobs().filter((j) => ['registered', 'dispatched', 'started'].includes(j.state)).length, 0, 'no open job: no question');
+    assert.equal(engine().core.jobs.index.list().filter((j) => ['registered', 'dispatched', 'started'].includes(j.state)).length, 0, 'no open job: no question');
     await vscode.commands.executeCommand('mam.stopBroker');
     assert.equal(engine().embeddedBroker()!.running, false);
     const infos = prompts.infos.length;
@@ -251,13 +252,13 @@ describe('the commands end to end, prompts answered like a user', function () {
   });
 
   it('Stop All Sessions asks once, naming how many, and stops every running session', async () => {
-    await engine().createSession({ name: 'palette-3', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work') });
-    const running = (await engine().listSessions()).filter((r) => r.status === 'running');
+    await engine().core.sessions.create({ name: 'palette-3', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work') });
+    const running = (await engine().core.controlPlane.sessions.list()).filter((r) => r.status === 'running');
     assert.ok(running.length >= 2, running.map((r) => r.name).join());
     const from = prompts.asked.length;
     answers.push('Cancel');
     await vscode.commands.executeCommand('mam.stopAllSessions');
-    assert.equal((await engine().listSessions()).filter((r) => r.status === 'running').length, running.length, 'declined: nothing stopped');
+    assert.equal((await engine().core.controlPlane.sessions.list()).filter((r) => r.status === 'running').length, running.length, 'declined: nothing stopped');
     answers.push(`Stop ${running.length} Sessions`);
     await vscode.commands.executeCommand('mam.stopAllSessions');
     assert.deepEqual(prompts.asked.slice(from).map((a) => [a.kind, a.title]), [
@@ -272,9 +273,9 @@ describe('the commands end to end, prompts answered like a user', function () {
 
   it('Stop Monitor and Start Monitor, Run Doctor', async () => {
     await vscode.commands.executeCommand('mam.stopMonitor');
-    assert.equal(engine().monitoring, false);
+    assert.equal(engine().core.monitor.running, false);
     await vscode.commands.executeCommand('mam.startMonitor');
-    assert.equal(engine().monitoring, true);
+    assert.equal(engine().core.monitor.running, true);
     await vscode.commands.executeCommand('mam.runDoctor');
   });
 });

@@ -38,7 +38,7 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
   async function ownJob(title: string): Promise<JobRecord> {
     const now = new Date().toISOString();
     const id = newJobId();
-    return engine().jobs.ledger.register(
+    return engine().core.jobs.ledger.register(
       {
         id, session: 'nobody', type: 'direct', role: 'worker', state: 'dispatched', reason: null, created_at: now, updated_at: now, seq: 0, parent_job: null, detail: null,
         title, target: { kind: 'local', name: 'nobody' }, dispatched_at: now, owner: { pid: process.pid, host: os.hostname(), token: 'jobs-model-test' },
@@ -48,11 +48,11 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
   }
 
   const publish = (id: string, event: 'started' | 'progress' | 'completed', detail: string) =>
-    publishJobEvent({ workspace: engine().workspace, jobId: id, event, detail, sender: 'jobs-model-test', endpoint: engine().jobs.endpoint });
+    publishJobEvent({ workspace: engine().workspace, jobId: id, event, detail, sender: 'jobs-model-test', endpoint: engine().core.jobs.endpoint });
 
   it('progress events: one firing per event for the job row alone, echoes dropped, and VS Code re-reads the row', async () => {
     await engine().start();
-    await engine().jobs.connect();
+    await engine().core.jobs.connect();
     // The view must show for VS Code to read rows: its container, then the view itself.
     await vscode.commands.executeCommand('workbench.view.extension.mam');
     await vscode.commands.executeCommand('mam.jobs.focus');
@@ -66,7 +66,7 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
     const timeline: Array<{ read: number } | { fired: JobsNode | JobsNode[] | undefined }> = [];
     provider.getTreeItem = function (node: JobsNode) {
       if (node.kind === 'job' && node.jobId === watched) {
-        reads.push(engine().job(watched)?.seq ?? -1);
+        reads.push(engine().core.jobs.index.get(watched)?.seq ?? -1);
         timeline.push({ read: reads.at(-1)! });
       }
       return original.call(this, node);
@@ -87,11 +87,11 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
     const mine = (e: JobsNode | JobsNode[] | undefined) => !Array.isArray(e) && e?.kind === 'job' && e.jobId === job.id;
     const mineFired = (t: (typeof timeline)[number] | undefined) => t !== undefined && 'fired' in t && mine(t.fired);
     const otherChanges = { count: 0 };
-    const others = api.host.onDidChangeJob(({ change }) => change.job.id !== job.id && otherChanges.count++);
+    const others = fe().jobs.onDidChangeJob((change) => change.job.id !== job.id && otherChanges.count++);
     cleanups.push(() => others.dispose());
     // The file watcher's echo of the last write is known to have been handled once an event for a
     // file written after it has been seen (events come in order, to every watcher at once).
-    const sentinelDir = path.join(engine().controlPlane.paths.jobDir(job.id), 'sentinel');
+    const sentinelDir = path.join(engine().core.controlPlane.paths.jobDir(job.id), 'sentinel');
     fs.mkdirSync(sentinelDir, { recursive: true });
     // A glob, like the extension's own watchers: served by the workspace's watcher, already running.
     const sentinel = vscode.workspace.createFileSystemWatcher(`**/.mam/jobs/${job.id}/sentinel/*`);
@@ -104,7 +104,7 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
     const events = ['started', 'progress', 'progress', 'progress', 'progress'] as const;
     for (const [i, event] of events.entries()) {
       await publish(job.id, event, `step ${i + 1}`);
-      await waitFor(`event ${i + 1} applied`, () => engine().job(job.id)?.seq === i + 1);
+      await waitFor(`event ${i + 1} applied`, () => engine().core.jobs.index.get(job.id)?.seq === i + 1);
       await waitFor(`VS Code to re-read the row after event ${i + 1}`, () => reads.includes(i + 1), 20_000);
       // VS Code re-read the row because of the row's own refresh, unless the elapsed-time tick or a
       // whole-tree refresh (another job) came between: those count as no evidence either way.
@@ -114,8 +114,8 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
       if (firedAt >= 0 && !timeline.slice(firedAt + 1, readAt).some((t) => 'fired' in t)) clean++;
       // The echoes of this window's own change, replayed as they arrive: the watcher on its own
       // write, and the retained state message of its own publish (both end in the ledger's observe).
-      engine().notifyJobChangedOnDisk(job.id);
-      engine().jobs.ledger.observe(job.id);
+      engine().core.jobs.index.changedOnDisk(job.id);
+      engine().core.jobs.ledger.observe(job.id);
     }
     fs.writeFileSync(path.join(sentinelDir, 'after-the-last-write'), '');
     await waitFor('the file watcher to catch up', () => sentinelSeen, 20_000);
@@ -127,13 +127,13 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
     const full = window.filter((e) => e === undefined).length;
     assert.ok(full <= otherChanges.count, `no whole-tree refresh for changes within a group (${full}, other jobs changed ${otherChanges.count} times)`);
     assert.equal(fe().jobs.counts.repeated, 0, 'the ledger let no copy through');
-    assert.equal(groupOf(engine().job(job.id)!), 'running');
+    assert.equal(groupOf(engine().core.jobs.index.get(job.id)!), 'running');
 
     // Moving to another group changes the groups' counts: the whole tree, once.
     const beforeDone = firings.length;
     const otherBefore = otherChanges.count;
     await publish(job.id, 'completed', 'done');
-    await waitFor('the job completed', () => engine().job(job.id)?.state === 'completed');
+    await waitFor('the job completed', () => engine().core.jobs.index.get(job.id)?.state === 'completed');
     const done = firings.slice(beforeDone);
     assert.equal(done.filter((e) => e === undefined).length - (otherChanges.count - otherBefore) <= 1, true);
     assert.ok(done.some((e) => e === undefined), 'a whole-tree refresh when the job moved to Completed');
@@ -148,7 +148,7 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
     const model = new JobsModel((l) => {
       listeners.push(l);
       return { dispose: () => listeners.splice(listeners.indexOf(l), 1) };
-    }, { listJobs: () => [], job: () => undefined });
+    }, { list: () => [], get: () => undefined });
     cleanups.push(() => model.dispose());
     const heard: string[] = [];
     model.onDidChangeJob((c) => heard.push(`${c.job.state}@${c.job.seq}`));
@@ -169,10 +169,10 @@ describe('the Jobs view refreshes the row that changed, once per change', functi
 
   it('rows: a short title, the state first, and a hover with the whole task, names as they are and no backslash', async () => {
     const task = 'Proofread the changelog for the 2.0 release. Check every link\nand fix the typos in `CHANGELOG.md` (see docs/release_notes-v2.md).';
-    const { job } = await engine().delegate({ session: 'human:dana-o_b', prompt: task });
-    cleanups.push(async () => void (await engine().cancelJob(job.id).catch(() => undefined)));
-    const { job: titled } = await engine().delegate({ session: 'human:dana-o_b', prompt: 'Write the 2.0 release notes from the changelog.', title: 'Release notes' });
-    cleanups.push(async () => void (await engine().cancelJob(titled.id).catch(() => undefined)));
+    const { job } = await engine().core.jobService.submit({ session: 'human:dana-o_b', prompt: task });
+    cleanups.push(async () => void (await engine().core.jobService.cancel(job.id).catch(() => undefined)));
+    const { job: titled } = await engine().core.jobService.submit({ session: 'human:dana-o_b', prompt: 'Write the 2.0 release notes from the changelog.', title: 'Release notes' });
+    cleanups.push(async () => void (await engine().core.jobService.cancel(titled.id).catch(() => undefined)));
 
     const rows = async () => {
       const out: Array<{ node: JobsNode; item: vscode.TreeItem }> = [];

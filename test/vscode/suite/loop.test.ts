@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import type { LoopsNode } from '../../../src/views/loops/loopsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi, REPO_ROOT } from './support';
@@ -45,7 +46,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
   });
 
   const engine = () => api.host.current[0]!.engine;
-  const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().createSession({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
+  const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().core.sessions.create({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
   const tabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs);
   /**
    * Opens a round's changes with `command` and returns each file the multi-diff editor got: its name,
@@ -69,7 +70,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     const tab = await waitFor(`the multi-diff editor “${title}”`, () => tabs().find((t) => t.input instanceof TabInputTextMultiDiff && t.label === title)).catch((err: Error) =>
       Promise.reject(new Error(`${err.message}; the tabs: ${tabs().map((t) => t.label).join(', ')}`)),
     );
-    assert.ok((tab.input as MultiDiff).textDiffs.every((d) => d.original?.scheme === 'mam-snapshot' && d.modified?.scheme === 'mam-snapshot'), 'both sides are read-only snapshots');
+    assert.ok((tab.input as MultiDiff).textDiffs.every((d) => d.original?.scheme === UriSchemes.snapshot && d.modified?.scheme === UriSchemes.snapshot), 'both sides are read-only snapshots');
     assert.equal(calls.length, 1);
     const [name, resources] = calls[0] as [string, Array<[vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined]>];
     assert.equal(`${name} (${resources.length} file${resources.length === 1 ? '' : 's'})`, title);
@@ -81,7 +82,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     await session('loop-creator', 'creator', 'creator');
     await session('loop-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
     await vscode.commands.executeCommand('mam.runLoop', { folderIndex: 0, creator: 'loop-creator', reviewers: ['loop-reviewer'], task: 'Make the start stronger', worktree: repo });
-    const loop = engine().listLoops()[0]!;
+    const loop = engine().core.loops.list()[0]!;
     assert.equal(loop.status, 'passed');
     assert.deepEqual(loop.rounds.map((r) => r.status), ['not_passed', 'passed']);
     const told = await waitFor('the loop result notification', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loop.id));
@@ -106,49 +107,49 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
   });
 
   it('opens the changes of a round in the multi-file diff editor (base ↔ the reviewed tree), read-only snapshots', async () => {
-    const loop = engine().listLoops()[0]!;
+    const loop = engine().core.loops.list()[0]!;
     const files = await openChanges('mam.openChanges', { folderIndex: 0, loopId: loop.id, round: 2 }, 'Make the start stronger: Base ↔ Round 2 (1 file)');
     assert.deepEqual(files, { 'feature.txt': ['the start\n', 'the start\nimplement\nfix r1\n'] });
   });
 
   it('Run Review Loop… asks for the creator, the reviewers and the task as numbered steps, and runs that loop', async () => {
-    const fe = engine();
-    const runLoop = fe.runLoop;
+    const loops = engine().core.loops;
+    const runLoop = loops.run;
     // The workspace folder is no git checkout: the loop the prompts describe runs in the test repository.
-    fe.runLoop = (request, onProgress) => runLoop.call(fe, { ...request, worktree: repo }, onProgress);
+    loops.run = (request, onProgress) => runLoop.call(loops, { ...request, worktree: repo }, onProgress);
     const from = prompts.asked.length;
     try {
       prompts.answers.push('loop-creator', ['loop-reviewer'], 'Say it once more');
       await vscode.commands.executeCommand('mam.runLoop');
     } finally {
-      fe.runLoop = runLoop;
+      loops.run = runLoop;
     }
     assert.deepEqual(prompts.steps(from), [
       '1/3 The creator: implements and fixes',
       '2/3 The reviewers (none: the creator reviews its own work)',
       '3/3 The task, e.g. Add input validation to the signup form',
     ]);
-    const loop = fe.listLoops().find((l) => l.task === 'Say it once more')!;
+    const loop = loops.list().find((l) => l.task === 'Say it once more')!;
     assert.deepEqual([loop.creator, loop.reviewers, loop.status], ['loop-creator', ['loop-reviewer'], 'passed']);
   });
 
   it('announces a loop run by the mam CLI outside the window when it ends', async () => {
-    const before = new Set(engine().listLoops().map((l) => l.id));
+    const before = new Set(engine().core.loops.list().map((l) => l.id));
     const workspace = api.host.current[0]!.folder.uri.fsPath;
     const cli = [path.join(REPO_ROOT, 'dist/cli.js'), 'loop', '--workspace', workspace, '--task', 'Say it again', '--creator', 'loop-creator', '--reviewer', 'loop-reviewer', '--worktree', repo];
     // Not execFileSync: the extension host must go on running while the loop does.
     const exit = await new Promise<number>((resolve) => execFile(process.execPath, cli, { env: { ...process.env, ...GIT_ENV } }, (err) => resolve(err ? Number((err as { code?: unknown }).code ?? 1) : 0)));
     assert.equal(exit, 0);
-    const loop = engine().listLoops().find((l) => !before.has(l.id))!;
+    const loop = engine().core.loops.list().find((l) => !before.has(l.id))!;
     const told = await waitFor('the notification of the CLI loop', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loop.id));
     assert.equal(told.message, 'MAM: every reviewer passed “Say it again” in round 1.');
   });
 
   it('never announces a loop that had ended before the window opened', async () => {
     const workspace = api.host.current[0]!.folder.uri.fsPath;
-    const old = { ...engine().listLoops()[0]!, id: 'l-20200101T000000Z-0a0b0c', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:05:00.000Z' };
+    const old = { ...engine().core.loops.list()[0]!, id: 'l-20200101T000000Z-0a0b0c', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:05:00.000Z' };
     let seen = false;
-    const sub = api.host.onDidChangeLoop(({ loopId }) => (seen ||= loopId === old.id));
+    const sub = engine().core.loops.onDidChange(({ loop }) => (seen ||= loop.id === old.id));
     fs.writeFileSync(path.join(workspace, '.mam', 'loops', `${old.id}.json`), JSON.stringify(old));
     await waitFor('the window to see the old loop', () => seen);
     sub.dispose();
@@ -162,7 +163,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     fs.writeFileSync(path.join(repo, 'added.md'), '# added in the round\n');
     fs.rmSync(path.join(repo, 'gone.txt'));
     await vscode.commands.executeCommand('mam.runLoop', { folderIndex: 0, creator: 'loop-creator', reviewers: ['diff-reviewer'], task: 'Touch three files', worktree: repo });
-    const loop = engine().listLoops().find((l) => l.task === 'Touch three files')!;
+    const loop = engine().core.loops.list().find((l) => l.task === 'Touch three files')!;
     assert.deepEqual(loop.rounds.map((r) => r.status), ['not_passed', 'passed']);
 
     assert.deepEqual(await openChanges('mam.openChanges', { folderIndex: 0, loopId: loop.id, round: 1 }, 'Touch three files: Base ↔ Round 1 (3 files)'), {
@@ -183,7 +184,7 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
   it('Open Changes Since Last Round says so when the round reviewed the same snapshot as the one before (a rebuttal changes nothing)', async () => {
     // A loop whose creator rebutted instead of fixing: round 2 pinned the tree round 1 did (as recorded on disk).
     const workspace = api.host.current[0]!.folder.uri.fsPath;
-    const reviewed = engine().listLoops().find((l) => l.task === 'Touch three files')!;
+    const reviewed = engine().core.loops.list().find((l) => l.task === 'Touch three files')!;
     // Dated long ago, so that it is not news to the Notifier.
     const rebutted = { ...reviewed, id: 'l-20200101T000000Z-0b0c0d', task: 'Argue once', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:05:00.000Z', rounds: [reviewed.rounds[0]!, { ...reviewed.rounds[1]!, identity: reviewed.rounds[0]!.identity }] };
     const file = path.join(workspace, '.mam', 'loops', `${rebutted.id}.json`);
@@ -200,9 +201,9 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
   /** The loop of `task` once its round-1 review by `reviewer` has started, and that review's job. */
   const reviewStarted = (task: string, reviewer: string) =>
     waitFor('the review to start', () => {
-      const l = engine().listLoops().find((x) => x.task === task);
+      const l = engine().core.loops.list().find((x) => x.task === task);
       const step = l?.steps.find((x) => x.key === `r1:review:${reviewer}`);
-      return l && step && engine().job(step.job_id)?.state === 'started' ? { loop: l, review: step.job_id } : undefined;
+      return l && step && engine().core.jobs.index.get(step.job_id)?.state === 'started' ? { loop: l, review: step.job_id } : undefined;
     }, 30_000);
 
   it('Cancel Loop asks first; the loop this window runs then ends cancelled with its open job, and starts nothing more', async () => {
@@ -214,9 +215,9 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     await vscode.commands.executeCommand('mam.cancelLoop', { kind: 'loop', folderIndex: 0, loopId: loop.id });
     await running; // this window's run of the loop lets go
     assert.deepEqual(prompts.asked.slice(from).map((a) => [a.kind, a.title]), [['modal', 'Cancel the review loop “Take your time”?']]);
-    const after = engine().loop(loop.id)!;
+    const after = engine().core.loops.get(loop.id)!;
     assert.deepEqual([after.status, after.owner], ['cancelled', null]);
-    assert.equal(engine().job(review)!.state, 'cancelled');
+    assert.equal(engine().core.jobs.index.get(review)!.state, 'cancelled');
     assert.deepEqual(after.steps.map((x) => x.key), loop.steps.map((x) => x.key), 'no step after the cancel (no fix asked for)');
   });
 
@@ -233,19 +234,19 @@ describe('the review loop in VS Code: command, Loops tree, report webview, diffs
     cli.kill('SIGKILL');
     await exited;
     const resumed = vscode.commands.executeCommand('mam.resumeLoop', { kind: 'loop', folderIndex: 0, loopId: loop.id });
-    await waitFor('this window to own the loop', () => engine().loop(loop.id)?.owner?.pid === process.pid);
+    await waitFor('this window to own the loop', () => engine().core.loops.get(loop.id)?.owner?.pid === process.pid);
     // The held review ends once the tree changes under it: that round is stale, the next one passes.
     fs.appendFileSync(path.join(repo, 'feature.txt'), 'afterthought\n');
     await resumed;
-    const after = engine().loop(loop.id)!;
+    const after = engine().core.loops.get(loop.id)!;
     assert.equal(after.status, 'passed');
     assert.equal(after.rounds[0]!.reviews[0]!.job_id, review, 'the review started before the crash is the one that counted');
     assert.equal(after.steps.filter((x) => x.key === 'implement').length, 1);
   });
 
   it('names a loop file it cannot read in the Loops view, and still lists the others', async () => {
-    const file = path.join(engine().controlPlane.paths.loopsDir, 'l-20260101T000000Z-bad000.json');
-    const good = engine().listLoops().length;
+    const file = path.join(engine().core.controlPlane.paths.loopsDir, 'l-20260101T000000Z-bad000.json');
+    const good = engine().core.loops.list().length;
     fs.writeFileSync(file, '{"id": "l-20260101T000000Z-bad000"}\n');
     try {
       const nodes = (await api.loops.getChildren()) as LoopsNode[];

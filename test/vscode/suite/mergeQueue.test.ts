@@ -53,17 +53,17 @@ describe('the merge queue in VS Code: add from a passed loop, run, the view and 
   });
 
   it('adds the branch of a passed loop, lands it with its validation, and shows the entry landed with its log', async () => {
-    const session = (name: string, role: string, mode: string) => engine().createSession({ name, agent: 'claude', role, cwd: worktree, baseDir: ws, command: fakeAgentCommand(mode) });
+    const session = (name: string, role: string, mode: string) => engine().core.sessions.create({ name, agent: 'claude', role, cwd: worktree, baseDir: ws, command: fakeAgentCommand(mode) });
     await session('mq-creator', 'creator', 'creator');
     await session('mq-reviewer', 'reviewer', 'reviewer');
-    const loop = await engine().runLoop({ task: 'Make the start stronger', creator: 'mq-creator', reviewers: ['mq-reviewer'], worktree });
+    const loop = await engine().core.loops.run({ task: 'Make the start stronger', creator: 'mq-creator', reviewers: ['mq-reviewer'], worktree });
     assert.equal(loop.status, 'passed');
 
     // From the Loops view's row: the command asks only for the validation command.
     prompts.answers.push(`${process.execPath} -e process.exit(0)`);
     await vscode.commands.executeCommand('mam.enqueueMerge', { kind: 'loop', folderIndex: 0, loopId: loop.id });
     assert.deepEqual(prompts.asked.splice(0).map((a) => [a.kind, a.title]), [['input', 'Add to Merge Queue']]);
-    const [entry] = engine().mergeQueue.reading().entries;
+    const [entry] = engine().core.mergeQueue.reading().entries;
     assert.ok(entry, 'one entry queued');
     assert.equal(entry.branch, 'feature-a');
     assert.equal(entry.into, 'main');
@@ -84,12 +84,12 @@ describe('the merge queue in VS Code: add from a passed loop, run, the view and 
 
     // Show Log: the whole log, a real file in an ordinary editor.
     await vscode.commands.executeCommand('mam.showMergeLog', node);
-    const editor = await waitFor('the log in an editor', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === engine().mergeQueue.logFile(entry.id)));
+    const editor = await waitFor('the log in an editor', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === engine().core.mergeQueue.logFile(entry.id)));
     assert.match(editor.document.getText(), /validate: .* -e process\.exit\(0\)/);
   });
 
   it('names a queue file it cannot read in the view instead of showing an empty queue', async () => {
-    const file = engine().mergeQueue.file;
+    const file = engine().core.mergeQueue.file;
     const good = fs.readFileSync(file);
     try {
       fs.writeFileSync(file, '{"version": 1, "entries": [{"id": 3}]}\n');

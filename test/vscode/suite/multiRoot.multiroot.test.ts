@@ -15,6 +15,7 @@ import type { JobsNode } from '../../../src/views/jobs/jobsTree';
 import type { LoopsNode } from '../../../src/views/loops/loopsTree';
 import type { MergeQueueNode } from '../../../src/views/merge/mergeQueueTree';
 import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { CANCEL, Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, FOLDER_QUESTION, mamApi } from './support';
@@ -36,8 +37,8 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
   /** What to stop for web once it has left the window (its engine is gone then). */
   let webLeftovers: { paths: ControlPlanePaths; server: string } | undefined;
   const fe = (name: string): FolderEngine => api.host.current.find((f) => f.folder.name === name)!;
-  const server = (name: string) => fe(name).engine.sessions.defaultServer('tmux');
-  const row = async (folder: string, name: string) => (await fe(folder).engine.listSessions()).find((r) => r.name === name);
+  const server = (name: string) => fe(name).engine.core.sessions.defaultServer('tmux');
+  const row = async (folder: string, name: string) => (await fe(folder).engine.core.controlPlane.sessions.list()).find((r) => r.name === name);
   const folderAsked = (from: number) => asked.slice(from).filter((a) => a.placeholder === FOLDER_QUESTION);
   const shell = (mode: string, log: string) => fakeAgentCommand(mode, ['--log', log]).join(' ');
   /** What each folder's `dev` agent was typed, line by line (the scripted agent logs it). */
@@ -50,7 +51,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
 
   before(async () => {
     api = await mamApi();
-    await waitFor('both engines to start', () => api.host.mamFolders.length === 2 && api.host.mamFolders.every((f) => f.engine.monitoring && f.engine.embeddedBroker()?.running), 30_000);
+    await waitFor('both engines to start', () => api.host.mamFolders.length === 2 && api.host.mamFolders.every((f) => f.engine.core.monitor.running && f.engine.embeddedBroker()?.running), 30_000);
     Object.assign(process.env, GIT_ENV);
     prompts.install();
   });
@@ -72,8 +73,8 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
   it('api and web each have their own control plane, embedded broker and tmux server; docs gets none, and the offer to initialize', () => {
     assert.deepEqual(api.host.mamFolders.map((f) => f.folder.name), ['api', 'web']);
     const [a, w] = [fe('api').engine, fe('web').engine];
-    assert.deepEqual([a.controlPlane.paths.dir, w.controlPlane.paths.dir], [path.join(fe('api').folder.uri.fsPath, '.mam'), path.join(fe('web').folder.uri.fsPath, '.mam')]);
-    const ports = [a, w].map((e) => JSON.parse(fs.readFileSync(path.join(e.controlPlane.paths.dir, 'broker.json'), 'utf8')).port as number);
+    assert.deepEqual([a.core.controlPlane.paths.dir, w.core.controlPlane.paths.dir], [path.join(fe('api').folder.uri.fsPath, '.mam'), path.join(fe('web').folder.uri.fsPath, '.mam')]);
+    const ports = [a, w].map((e) => JSON.parse(fs.readFileSync(path.join(e.core.controlPlane.paths.dir, 'broker.json'), 'utf8')).port as number);
     assert.equal(ports[0], a.embeddedBroker()!.port);
     assert.equal(ports[1], w.embeddedBroker()!.port);
     assert.notEqual(ports[0], ports[1], 'two brokers, two ports');
@@ -88,24 +89,25 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     const shown = api.notifier.shown.length;
     await config.update('tmuxServer', 'mam-team', vscode.ConfigurationTarget.Workspace);
     try {
-      await waitFor('both folders on mam-team, started', () => api.host.mamFolders.length === 2 && server('api') === 'mam-team' && server('web') === 'mam-team' && api.host.mamFolders.every((f) => f.engine.monitoring), 20_000);
+      await waitFor('both folders on mam-team, started', () => api.host.mamFolders.length === 2 && server('api') === 'mam-team' && server('web') === 'mam-team' && api.host.mamFolders.every((f) => f.engine.core.monitor.running), 20_000);
       for (const name of ['api', 'web']) {
-        await fe(name).engine.createSession({ name: `on-team-${name}`, agent: 'shell', role: 'worker', baseDir: fe(name).folder.uri.fsPath, command: ['sleep', '600'] });
+        await fe(name).engine.core.sessions.create({ name: `on-team-${name}`, agent: 'shell', role: 'worker', baseDir: fe(name).folder.uri.fsPath, command: ['sleep', '600'] });
       }
       for (const name of ['api', 'web']) {
-        const report = await fe(name).engine.reconcileNow();
+        const report = await fe(name).engine.core.monitor.pass();
+        assert.ok(report, `${name}'s monitor ran a pass`);
         assert.deepEqual(report.registered, [], `${name} adopts nothing of the other folder's`);
-        assert.deepEqual((await fe(name).engine.listSessions()).filter((r) => r.name.startsWith('on-team-')).map((r) => [r.name, r.server]), [[`on-team-${name}`, 'mam-team']]);
+        assert.deepEqual((await fe(name).engine.core.controlPlane.sessions.list()).filter((r) => r.name.startsWith('on-team-')).map((r) => [r.name, r.server]), [[`on-team-${name}`, 'mam-team']]);
       }
       assert.equal(api.notifier.shown.slice(shown).filter((n) => n.kind === 'shared').length, 0, 'a shared tmux server is fine: no warning');
     } finally {
       // Gone again, so that the tests below count only their own sessions.
-      for (const name of ['api', 'web']) await fe(name).engine.controlPlane.sessions.mutate((tx) => tx.get(`on-team-${name}`) && tx.remove(`on-team-${name}`));
+      for (const name of ['api', 'web']) await fe(name).engine.core.controlPlane.sessions.mutate((tx) => tx.get(`on-team-${name}`) && tx.remove(`on-team-${name}`));
       await new TmuxBackend({ server: 'mam-team' }).killServer().catch(() => undefined);
       await config.update('tmuxServer', undefined, vscode.ConfigurationTarget.Workspace);
     }
     // The engines are rebuilt (none while building): wait for both again, each on its own server, started.
-    await waitFor('each folder on its own server, started again', () => api.host.mamFolders.length === 2 && server('api') !== 'mam-team' && server('api') !== server('web') && api.host.mamFolders.every((f) => f.engine.monitoring), 20_000);
+    await waitFor('each folder on its own server, started again', () => api.host.mamFolders.length === 2 && server('api') !== 'mam-team' && server('api') !== server('web') && api.host.mamFolders.every((f) => f.engine.core.monitor.running), 20_000);
     assert.deepEqual(prompts.warnings.splice(0), []);
   });
 
@@ -158,14 +160,14 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     const shown = api.notifier.shown.length;
     answers.push('api', 'dev', 'Type the task', 'Write the api changelog');
     await vscode.commands.executeCommand('mam.delegateJob');
-    const job = await waitFor('the job in api', () =>  fe('api').engine.listJobs().find((j) => j.brief && fs.readFileSync(j.brief, 'utf8').includes('Write the api changelog')));
+    const job = await waitFor('the job in api', () =>  fe('api').engine.core.jobs.index.list().find((j) => j.brief && fs.readFileSync(j.brief, 'utf8').includes('Write the api changelog')));
     assert.equal(folderAsked(from).length, 1);
     const sessionStep = asked.slice(from).find((a) => a.title === 'Delegate Job' && a.step === 1)!;
     assert.deepEqual(sessionStep.items!.map((i) => i.label), ['dev'], 'only api’s sessions');
-    assert.equal(fe('web').engine.job(job.id), undefined, 'not in web’s control plane');
-    await waitFor('the job to complete', () => fe('api').engine.job(job.id)?.state === 'completed', 30_000);
+    assert.equal(fe('web').engine.core.jobs.index.get(job.id), undefined, 'not in web’s control plane');
+    await waitFor('the job to complete', () => fe('api').engine.core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     // Its retained state is on api's broker, and web's broker has never heard of it.
-    assert.deepEqual(await retainedStates(fe('api'), job.id), [`mam/${fe('api').engine.jobs.workspaceId}/jobs/${job.id}/state`]);
+    assert.deepEqual(await retainedStates(fe('api'), job.id), [`mam/${fe('api').engine.core.jobs.workspaceId}/jobs/${job.id}/state`]);
     assert.deepEqual(await retainedStates(fe('web'), job.id), []);
     // The Jobs view: api's row holds it, web's does not.
     const root = await rootOf(api.jobs);
@@ -181,9 +183,9 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
   });
 
   it('the status bar counts both folders, and its tooltip says which folder holds what', async () => {
-    await fe('api').engine.createSession({ name: 'long', agent: 'claude', role: 'worker', baseDir: fe('api').folder.uri.fsPath, command: fakeAgentCommand('heartbeats') });
-    const { job: running } = await fe('api').engine.delegate({ session: 'long', prompt: 'Keep watching the logs' });
-    const { job: task } = await fe('web').engine.delegate({ session: 'human:dana', prompt: 'Proofread the web copy' });
+    await fe('api').engine.core.sessions.create({ name: 'long', agent: 'claude', role: 'worker', baseDir: fe('api').folder.uri.fsPath, command: fakeAgentCommand('heartbeats') });
+    const { job: running } = await fe('api').engine.core.jobService.submit({ session: 'long', prompt: 'Keep watching the logs' });
+    const { job: task } = await fe('web').engine.core.jobService.submit({ session: 'human:dana', prompt: 'Proofread the web copy' });
     await waitFor('the counts', () => api.statusBar.counts().running === 1 && api.statusBar.counts().assigned === 1, 30_000);
     assert.equal(api.statusBar.item.text, '$(hubot) 1 running · 1 assigned');
     const tooltip = (api.statusBar.item.tooltip as vscode.MarkdownString).value;
@@ -194,18 +196,18 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     const from = asked.length;
     await vscode.commands.executeCommand('mam.cancelJob', { kind: 'job', folderIndex: fe('api').folder.index, jobId: running.id, group: 'running' });
     await vscode.commands.executeCommand('mam.cancelJob', { kind: 'job', folderIndex: fe('web').folder.index, jobId: task.id, group: 'running' });
-    assert.deepEqual([fe('api').engine.job(running.id)!.state, fe('web').engine.job(task.id)!.state], ['cancelled', 'cancelled']);
+    assert.deepEqual([fe('api').engine.core.jobs.index.get(running.id)!.state, fe('web').engine.core.jobs.index.get(task.id)!.state], ['cancelled', 'cancelled']);
     assert.deepEqual(asked.slice(from), [], 'nothing asked');
     await waitFor('the status bar to have nothing to say', () => !api.statusBar.visible);
   });
 
   it('notifications name the folder: a permission request in web; web’s sessions lost with its tmux server, api’s untouched; Resume All on web’s row', async () => {
     const shown = api.notifier.shown.length;
-    await fe('web').engine.createSession({ name: 'asker', agent: 'claude', role: 'worker', baseDir: fe('web').folder.uri.fsPath, command: fakeAgentCommand('permission', ['--work-ms', '2000']) });
-    const { job } = await fe('web').engine.delegate({ session: 'asker', prompt: 'Clean the build folder' });
+    await fe('web').engine.core.sessions.create({ name: 'asker', agent: 'claude', role: 'worker', baseDir: fe('web').folder.uri.fsPath, command: fakeAgentCommand('permission', ['--work-ms', '2000']) });
+    const { job } = await fe('web').engine.core.jobService.submit({ session: 'asker', prompt: 'Clean the build folder' });
     const asking = await waitFor('the permission notification', () => api.notifier.shown.slice(shown).find((n) => n.kind === 'permission' && n.jobId === job.id), 30_000);
     assert.match(asking.message, /^MAM: web: asker needs permission: /);
-    await waitFor('the job to complete', () => fe('web').engine.job(job.id)?.state === 'completed', 30_000);
+    await waitFor('the job to complete', () => fe('web').engine.core.jobs.index.get(job.id)?.state === 'completed', 30_000);
 
     execFileSync('tmux', ['-L', server('web'), 'kill-server']);
     const lost = await waitFor('the lost-sessions notification', () => api.notifier.shown.slice(shown).find((n) => n.kind === 'lost'), 30_000);
@@ -225,9 +227,9 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     const webRow = (await rootOf(api.sessions)).find((n) => n.kind === 'folder' && n.folderIndex === webIndex)!;
     answers.push('dev', 'Type the task', 'Write the web changelog');
     await vscode.commands.executeCommand('mam.delegateJob', webRow);
-    const job = await waitFor('the job in web', () => fe('web').engine.listJobs().find((j) => j.brief && fs.readFileSync(j.brief, 'utf8').includes('Write the web changelog')));
+    const job = await waitFor('the job in web', () => fe('web').engine.core.jobs.index.list().find((j) => j.brief && fs.readFileSync(j.brief, 'utf8').includes('Write the web changelog')));
     assert.deepEqual(asked.slice(from).find((a) => a.step === 1)!.items!.map((i) => i.label).sort(), ['asker', 'dev'], 'web’s running sessions');
-    await waitFor('the job to complete', () => fe('web').engine.job(job.id)?.state === 'completed', 30_000);
+    await waitFor('the job to complete', () => fe('web').engine.core.jobs.index.get(job.id)?.state === 'completed', 30_000);
 
     const devRow = ((await api.sessions.getChildren(webRow)) as SessionsNode[]).find((n) => n.kind === 'session' && n.name === 'dev')!;
     answers.push('hello from the web row');
@@ -242,7 +244,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
 
     const jobRow = ((await api.sessions.getChildren(devRow)) as SessionsNode[]).find((n) => n.kind === 'job' && n.jobId === job.id)!;
     await vscode.commands.executeCommand('mam.showJobLog', jobRow);
-    await waitFor('the job log', () => vscode.window.activeTextEditor?.document.uri.toString() === `mam-log:/${webIndex}/${job.id}.log`);
+    await waitFor('the job log', () => vscode.window.activeTextEditor?.document.uri.toString() === `${UriSchemes.jobLog}:/${webIndex}/${job.id}.log`);
     assert.match(vscode.window.activeTextEditor!.document.getText(), new RegExp(`# job ${job.id}`));
 
     await vscode.commands.executeCommand('mam.stopSession', devRow);
@@ -257,11 +259,11 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     const webDir = fs.realpathSync(web.folder.uri.fsPath);
     const worktree = path.join(path.dirname(webDir), 'web-feature');
     execFileSync('git', ['worktree', 'add', '-q', '-b', 'web-feature', worktree], { cwd: webDir });
-    const session = (name: string, role: string, mode: string) => web.engine.createSession({ name, agent: 'claude', role, cwd: worktree, baseDir: webDir, command: fakeAgentCommand(mode) });
+    const session = (name: string, role: string, mode: string) => web.engine.core.sessions.create({ name, agent: 'claude', role, cwd: worktree, baseDir: webDir, command: fakeAgentCommand(mode) });
     await session('web-creator', 'creator', 'creator');
     await session('web-reviewer', 'reviewer', 'reviewer');
     await vscode.commands.executeCommand('mam.runLoop', { folderIndex: web.folder.index, task: 'Make the web start stronger', creator: 'web-creator', reviewers: ['web-reviewer'], worktree });
-    const loop = await waitFor('the loop to pass', () => web.engine.listLoops().find((l) => l.status === 'passed'), 60_000);
+    const loop = await waitFor('the loop to pass', () => web.engine.core.loops.list().find((l) => l.status === 'passed'), 60_000);
 
     const loops = await rootOf(api.loops);
     assert.deepEqual(await Promise.all(loops.map(async (n) => label(await api.loops.getTreeItem(n)))), ['api', 'web']);
@@ -286,7 +288,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
   });
 
   it('a folder without .mam/ beside one with it: once web leaves the window, the views show api alone and no command asks which folder', async () => {
-    webLeftovers = { paths: fe('web').engine.controlPlane.paths, server: server('web') };
+    webLeftovers = { paths: fe('web').engine.core.controlPlane.paths, server: server('web') };
     assert.ok(vscode.workspace.updateWorkspaceFolders(fe('web').folder.index, 1));
     await waitFor('web to leave', () => api.host.current.length === 2 && api.host.current.every((f) => f.folder.name !== 'web'), 20_000);
     assert.deepEqual(api.host.mamFolders.map((f) => f.folder.name), ['api']);
@@ -301,10 +303,10 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     assert.ok((await rootOf(api.jobs)).every((n) => n.kind === 'group' && n.folderIndex === 0));
     assert.deepEqual(await rootOf(api.loops), []);
     assert.deepEqual(await rootOf(api.mergeQueue), []);
-    const { job: task } = await fe('api').engine.delegate({ session: 'human:erin', prompt: 'Read the api docs' });
+    const { job: task } = await fe('api').engine.core.jobService.submit({ session: 'human:erin', prompt: 'Read the api docs' });
     await waitFor('the status bar to count the task', () => api.statusBar.visible && api.statusBar.item.text === '$(hubot) 1 assigned');
     assert.match((api.statusBar.item.tooltip as vscode.MarkdownString).value, /^\| Multi-Agent Mux \| \|\n\|:--\|--:\|\n/, 'one column: one folder');
-    await fe('api').engine.cancelJob(task.id);
+    await fe('api').engine.core.jobService.cancel(task.id);
     assert.equal(api.host.where(0), '', 'messages no longer name the folder');
 
     // The palette: api without asking; Initialize Workspace offers both folders (docs is how it would start).
@@ -337,7 +339,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
  * marker published after, so that every retained message has arrived when the marker does.
  */
 async function retainedStates(fe: FolderEngine, jobId: string): Promise<string[]> {
-  const endpoint = readEmbeddedEndpoint(fe.engine.controlPlane.paths);
+  const endpoint = readEmbeddedEndpoint(fe.engine.core.controlPlane.paths);
   assert.ok(endpoint, `${fe.folder.name} has an embedded broker`);
   const client = await connectClient(endpoint, { clientId: uniqueClientId('multiroot-test'), reconnectPeriodMs: 0 });
   try {

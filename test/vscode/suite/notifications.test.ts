@@ -71,9 +71,9 @@ describe('notifications: only what needs the user, and the end of what the user 
   const delegateFromWindow = async (session: string, text: string) => {
     prompts.answers.push('Type the task', text);
     const from = toasts.length;
-    const known = new Set(engine().listJobs().map((j) => j.id));
+    const known = new Set(engine().core.jobs.index.list().map((j) => j.id));
     await vscode.commands.executeCommand('mam.delegateJob', { folderIndex: 0, name: session });
-    const job = await waitFor('the delegated job', () => engine().listJobs().find((j) => j.session === session && !known.has(j.id)));
+    const job = await waitFor('the delegated job', () => engine().core.jobs.index.list().find((j) => j.session === session && !known.has(j.id)));
     assert.deepEqual(prompts.errors.splice(0), [], 'Delegate Job took the answers');
     const progress = toasts.slice(from).filter((t) => t.how === 'progress');
     assert.equal(progress.length, 1, 'one progress notification');
@@ -81,10 +81,10 @@ describe('notifications: only what needs the user, and the end of what the user 
   };
 
   it('a job delegated from this window: one notification that turns into one result, never "delivered"', async () => {
-    await engine().createSession({ name: 'note-worker_1.a', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work', ['--work-ms', '1500']) });
+    await engine().core.sessions.create({ name: 'note-worker_1.a', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work', ['--work-ms', '1500']) });
     const { job, from, progress } = await delegateFromWindow('note-worker_1.a', 'Write the changelog entry');
     assert.equal(progress.text, 'MAM: note-worker_1.a');
-    await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    await waitFor('the job to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     await waitFor('the result message', () => api.notifier.shown.find((n) => n.jobId === job.id && n.kind === 'completed'));
     await progress.done;
     assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id).map((n) => n.kind), ['progress', 'completed']);
@@ -95,8 +95,8 @@ describe('notifications: only what needs the user, and the end of what the user 
   });
 
   it('a job started elsewhere (the CLI, an agent) that completes is not news', async () => {
-    const { job } = await engine().delegate({ session: 'note-worker_1.a', prompt: 'Tidy the imports' });
-    await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    const { job } = await engine().core.jobService.submit({ session: 'note-worker_1.a', prompt: 'Tidy the imports' });
+    await waitFor('the job to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     await nextTurn();
     assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id), []);
   });
@@ -111,7 +111,7 @@ describe('notifications: only what needs the user, and the end of what the user 
     await setting(false);
     try {
       const { job, from, progress } = await delegateFromWindow('note-worker_1.a', 'Sort the glossary');
-      await waitFor('the job to complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+      await waitFor('the job to complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
       await progress.done;
       await nextTurn(); // the Notifier decides right after the progress notification closes
       assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id).map((n) => n.kind), ['progress']);
@@ -122,28 +122,28 @@ describe('notifications: only what needs the user, and the end of what the user 
   });
 
   it('an agent asking for permission in a job the CLI waits on (another process applies the event): one warning here', async () => {
-    await engine().createSession({ name: 'note-asker_1.d', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('permission', ['--work-ms', '4000']) });
-    const known = new Set(engine().listJobs().map((j) => j.id));
+    await engine().core.sessions.create({ name: 'note-asker_1.d', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('permission', ['--work-ms', '4000']) });
+    const known = new Set(engine().core.jobs.index.list().map((j) => j.id));
     const cli = [path.join(REPO_ROOT, 'dist/cli.js'), 'job', 'submit', '--workspace', engine().workspace, '--session', 'note-asker_1.d', '--prompt', 'Clean the build folder'];
     // Not execFileSync: the extension host must go on running while the CLI waits on its job.
     const exit = new Promise<number>((resolve) => execFile(process.execPath, cli, { env: process.env }, (err) => resolve(err ? Number((err as { code?: unknown }).code ?? 1) : 0)));
-    const job = await waitFor('the CLI’s job', () => engine().listJobs().find((j) => j.session === 'note-asker_1.d' && !known.has(j.id)), 30_000);
+    const job = await waitFor('the CLI’s job', () => engine().core.jobs.index.list().find((j) => j.session === 'note-asker_1.d' && !known.has(j.id)), 30_000);
     const told = await waitFor('the permission warning', () => api.notifier.shown.find((n) => n.jobId === job.id && n.kind === 'permission'), 30_000);
     assert.match(told.message, /^MAM: note-asker_1\.d needs permission: /);
     assert.equal(await exit, 0, 'the job completed once permission was given');
-    await waitFor('the window to see the job complete', () => engine().job(job.id)?.state === 'completed', 30_000);
+    await waitFor('the window to see the job complete', () => engine().core.jobs.index.get(job.id)?.state === 'completed', 30_000);
     await nextTurn();
     assert.deepEqual(api.notifier.shown.filter((n) => n.jobId === job.id).map((n) => n.kind), ['permission'], 'told once; its completion is the CLI’s to tell');
   });
 
   it('a review loop: exactly one message, at its end; none for the jobs it ran', async () => {
-    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().createSession({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
+    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().core.sessions.create({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
     await session('note-creator_1.b', 'creator', 'creator');
     await session('note-reviewer_1.c', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
     const from = toasts.length;
     const shownFrom = api.notifier.shown.length;
     await vscode.commands.executeCommand('mam.runLoop', { folderIndex: 0, creator: 'note-creator_1.b', reviewers: ['note-reviewer_1.c'], task: 'Make the start stronger, again', worktree: repo });
-    const loop = engine().listLoops().find((l) => l.task === 'Make the start stronger, again')!;
+    const loop = engine().core.loops.list().find((l) => l.task === 'Make the start stronger, again')!;
     assert.equal(loop.status, 'passed');
     const jobs = new Set(loop.steps.map((s) => s.job_id));
     assert.ok(jobs.size >= 4, `the loop ran its jobs (${jobs.size})`);
@@ -169,7 +169,7 @@ describe('notifications: only what needs the user, and the end of what the user 
       if (node.kind !== 'session' || !node.name.startsWith('note-')) continue;
       tooltips.push({ where: `session ${node.name}`, text: await rendered((await api.sessions.getTreeItem(node)).tooltip) });
     }
-    const loop = engine().listLoops().find((l) => l.task === 'Make the start stronger, again')!;
+    const loop = engine().core.loops.list().find((l) => l.task === 'Make the start stronger, again')!;
     const walk = async (node: LoopsNode): Promise<void> => {
       tooltips.push({ where: `${node.kind} of the loop`, text: await rendered(api.loops.getTreeItem(node).tooltip) });
       for (const child of (await api.loops.getChildren(node)) as LoopsNode[]) await walk(child);

@@ -55,13 +55,13 @@ describe('overlap warnings in VS Code: the Sessions view and one notification pe
   };
 
   it('marks both sessions, lists the file with its lines, and tells the conflict once', async () => {
-    await engine().createSession({ name: 'ov-one', agent: 'claude', role: 'creator', cwd: trees[0]!, baseDir: trees[0]!, command: fakeAgentCommand('work') });
-    await engine().createSession({ name: 'ov-two', agent: 'claude', role: 'creator', cwd: trees[1]!, baseDir: trees[1]!, command: fakeAgentCommand('work') });
+    await engine().core.sessions.create({ name: 'ov-one', agent: 'claude', role: 'creator', cwd: trees[0]!, baseDir: trees[0]!, command: fakeAgentCommand('work') });
+    await engine().core.sessions.create({ name: 'ov-two', agent: 'claude', role: 'creator', cwd: trees[1]!, baseDir: trees[1]!, command: fakeAgentCommand('work') });
     // The agent in `two` has changed line 5 (on disk, uncommitted): alone, nothing to tell.
     fs.writeFileSync(path.join(trees[1]!, 'feature.txt'), lines({ 5: 'five, as two wants it' }));
-    engine().overlaps.schedule();
-    await engine().overlaps.whenIdle();
-    assert.deepEqual(engine().overlaps.report?.pairs, []);
+    engine().core.overlaps.schedule();
+    await engine().core.overlaps.whenIdle();
+    assert.deepEqual(engine().core.overlaps.report?.pairs, []);
     // The person saves another line 5 in `one`, in an editor here: the save alone brings the next look.
     await saveInEditor(trees[0]!, lines({ 5: 'five, as one wants it' }));
 
@@ -83,13 +83,13 @@ describe('overlap warnings in VS Code: the Sessions view and one notification pe
 
     // Looked at again (another save, a job event): still the same conflict, not told again.
     await saveInEditor(trees[0]!, lines({ 5: 'five, as one wants it', 9: 'nine' }));
-    engine().overlaps.schedule();
-    await engine().overlaps.whenIdle();
+    engine().core.overlaps.schedule();
+    await engine().core.overlaps.whenIdle();
     assert.equal(conflicts().length, 1, 'one notification for one conflict');
 
     // `two` gives up its line 5: no pair any more, the marks go.
     fs.writeFileSync(path.join(trees[1]!, 'feature.txt'), lines({}));
-    engine().overlaps.schedule();
+    engine().core.overlaps.schedule();
     await waitFor('the marks to go', async () => !String((await api.sessions.getTreeItem({ kind: 'session', folderIndex: 0, name: 'ov-one' })).description).endsWith('conflict'));
     assert.deepEqual((await api.sessions.getChildren({ kind: 'session', folderIndex: 0, name: 'ov-one' })).filter((n) => n.kind === 'overlap'), []);
   });

@@ -32,12 +32,12 @@ describe('the review report: the model it draws, its timeline, its links, its se
     fs.writeFileSync(path.join(repo, 'feature.txt'), 'the start\nline two\n');
     git('add', '-A');
     git('commit', '-q', '-m', 'initial');
-    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().createSession({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
+    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().core.sessions.create({ name, agent: 'claude', role, cwd: repo, baseDir: repo, command: fakeAgentCommand(mode, extra) });
     await session('report-creator', 'creator', 'creator');
     await session('report-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
-    const before = new Set(engine().listLoops().map((l) => l.id));
+    const before = new Set(engine().core.loops.list().map((l) => l.id));
     await vscode.commands.executeCommand('mam.runLoop', { folderIndex: 0, creator: 'report-creator', reviewers: ['report-reviewer'], task: 'Make the start stronger.\nKeep the second line as it is.', worktree: repo });
-    const loop = engine().listLoops().find((l) => !before.has(l.id))!;
+    const loop = engine().core.loops.list().find((l) => !before.has(l.id))!;
     assert.equal(loop.status, 'passed');
     loopId = loop.id;
   });
@@ -48,11 +48,11 @@ describe('the review report: the model it draws, its timeline, its links, its se
   });
 
   it('a finished loop opened ten minutes later: the axis covers the loop (≤ 1.3 × its duration), not the time since', async () => {
-    const loop = engine().loop(loopId)!;
+    const loop = engine().core.loops.get(loopId)!;
     const model = (await buildModel(api.host, 0, loopId))!;
     assert.ok(isHostMessage({ type: 'model', model }), 'the model passes the page’s own check');
     // The loop's duration from the engine's own records: its start to the end of its last job.
-    const jobs = loop.steps.map((s) => engine().job(s.job_id) ?? engine().controlPlane.jobs.get(s.job_id)!);
+    const jobs = loop.steps.map((s) => engine().core.jobs.index.get(s.job_id) ?? engine().core.controlPlane.jobs.get(s.job_id)!);
     const start = Math.min(Date.parse(loop.created_at), ...jobs.map((j) => Date.parse(j.dispatched_at!)));
     const end = Math.max(...jobs.map((j) => Date.parse(j.finished_at!)));
     const later = { ...model, now: new Date(end + 10 * 60_000).toISOString() };
@@ -78,8 +78,8 @@ describe('the review report: the model it draws, its timeline, its links, its se
       const m = (await buildModel(api.host, 0, loopId))!;
       return m.usage.total && !m.usage.total.includes('so far') ? m : undefined;
     });
-    const loop = engine().loop(loopId)!;
-    const jobs = loop.steps.map((s) => engine().controlPlane.jobs.get(s.job_id)!);
+    const loop = engine().core.loops.get(loopId)!;
+    const jobs = loop.steps.map((s) => engine().core.controlPlane.jobs.get(s.job_id)!);
     const sum = (key: 'input_tokens' | 'output_tokens') => jobs.reduce((n, j) => n + (j.usage && 'input_tokens' in j.usage ? j.usage[key] : 0), 0);
     const n = (v: number) => v.toLocaleString('en-US');
     assert.ok(sum('input_tokens') > 0, 'the jobs record what their conversations spent');

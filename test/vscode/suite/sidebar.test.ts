@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
 import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import type { JobsNode } from '../../../src/views/jobs/jobsTree';
+import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
 import { cleanUp, fakeAgentCommand, mamApi } from './support';
 
@@ -34,7 +35,7 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
   const iconOf = (item: vscode.TreeItem) => (item.iconPath as vscode.ThemeIcon).id;
 
   it('a new session with the scripted fake agent shows in the Sessions tree as running', async () => {
-    await engine().createSession({ name: 'creator-1', agent: 'claude', role: 'creator', baseDir: engine().workspace, command: fakeAgentCommand('work') });
+    await engine().core.sessions.create({ name: 'creator-1', agent: 'claude', role: 'creator', baseDir: engine().workspace, command: fakeAgentCommand('work') });
     const row = await waitFor('the session row', async () => (await sessionItems()).find((s) => s.item.label === 'creator-1'));
     assert.equal(row.item.description, 'claude · creator · running');
     assert.equal(iconOf(row.item), 'circle-filled');
@@ -44,7 +45,7 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
 
   it('a delegated job shows in the Jobs tree, moves to completed, and the status bar counts follow', async () => {
     const before = api.statusBar.counts();
-    const { job } = await engine().delegate({ session: 'creator-1', prompt: 'Write the changelog entry' });
+    const { job } = await engine().core.jobService.submit({ session: 'creator-1', prompt: 'Write the changelog entry' });
     await waitFor('the job under Running', async () => (await jobGroups()).running?.includes(job.id));
     assert.equal(api.statusBar.counts().running, before.running + 1);
     assert.match(api.statusBar.item.text, new RegExp(`^\\$\\(hubot\\) ${before.running + 1} running`));
@@ -61,8 +62,8 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
   });
 
   it('permission_required raises a notification and marks the job as needing attention', async () => {
-    await engine().createSession({ name: 'asker', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('permission', ['--work-ms', '4000']) });
-    const { job } = await engine().delegate({ session: 'asker', prompt: 'Clean the build folder' });
+    await engine().core.sessions.create({ name: 'asker', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('permission', ['--work-ms', '4000']) });
+    const { job } = await engine().core.jobService.submit({ session: 'asker', prompt: 'Clean the build folder' });
     await waitFor('the permission notification', () => api.notifier.shown.find((n) => n.kind === 'permission' && n.jobId === job.id), 30_000);
     assert.match(api.notifier.shown.find((n) => n.jobId === job.id)!.message, /asker needs permission: may I delete build\//);
     await waitFor('the job under Needs attention', async () => (await jobGroups()).attention?.includes(job.id));
@@ -74,16 +75,16 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
   it('a failed job raises an error notification', async () => {
     // The Jobs view must not be showing: a failure it shows counts as seen, and leaves the status bar.
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
-    await engine().createSession({ name: 'breaker', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('error') });
-    const { job } = await engine().delegate({ session: 'breaker', prompt: 'Try the impossible' });
+    await engine().core.sessions.create({ name: 'breaker', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('error') });
+    const { job } = await engine().core.jobService.submit({ session: 'breaker', prompt: 'Try the impossible' });
     await waitFor('the failure notification', () => api.notifier.shown.find((n) => n.kind === 'failed' && n.jobId === job.id), 30_000);
     assert.equal(api.statusBar.counts().failed >= 1, true);
   });
 
   it('a window reload loses nothing: a job running across it completes, and the views follow', async () => {
-    await engine().createSession({ name: 'steady', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work', ['--work-ms', '4000']) });
-    const { job } = await engine().delegate({ session: 'steady', prompt: 'Outlive the reload' });
-    await waitFor('the job to start', () => engine().job(job.id)?.state === 'started', 30_000);
+    await engine().core.sessions.create({ name: 'steady', agent: 'claude', role: 'worker', baseDir: engine().workspace, command: fakeAgentCommand('work', ['--work-ms', '4000']) });
+    const { job } = await engine().core.jobService.submit({ session: 'steady', prompt: 'Outlive the reload' });
+    await waitFor('the job to start', () => engine().core.jobs.index.get(job.id)?.state === 'started', 30_000);
     // What a reload does to the extension: its engines go; new ones are built from disk.
     const old = engine();
     await api.host.rebuild();
@@ -95,9 +96,9 @@ describe('the sidebar, the status bar and notifications follow sessions and jobs
   });
 
   it('the job log opens as a read-only document that follows the job', async () => {
-    const job = engine().listJobs()[0]!;
+    const job = engine().core.jobs.index.list()[0]!;
     await vscode.commands.executeCommand('mam.showJobLog', { folderIndex: 0, jobId: job.id });
-    const doc = await waitFor('the log document', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'mam-log' && d.uri.path.includes(job.id)));
+    const doc = await waitFor('the log document', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === UriSchemes.jobLog && d.uri.path.includes(job.id)));
     assert.match(doc.getText(), new RegExp(`# job ${job.id}`));
     assert.match(doc.getText(), /→ registered/);
     assert.equal(path.extname(doc.uri.path), '.log');

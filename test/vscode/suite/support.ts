@@ -29,8 +29,8 @@ export function fakeAgentCommand(mode: string, extra: string[] = []): string[] {
 /** Stops what the tests started: the agents' tmux server and the embedded broker. */
 export async function cleanUp(api: MamApi): Promise<void> {
   for (const { engine } of api.host.current) {
-    engine.stopMonitor();
-    await new TmuxBackend({ server: engine.sessions.defaultServer('tmux'), env: process.env }).killServer();
-    await stopEmbeddedBroker(engine.controlPlane.paths);
+    engine.core.monitor.stop();
+    await new TmuxBackend({ server: engine.core.sessions.defaultServer('tmux'), env: process.env }).killServer();
+    await stopEmbeddedBroker(engine.core.controlPlane.paths);
   }
 }

@@ -28,9 +28,9 @@ describe('an untrusted multi-root window: both folders stay inert', function () 
     const api = await mamApi();
     assert.deepEqual(api.host.mamFolders.map((fe) => fe.folder.name), ['api', 'web']);
     for (const { folder, engine } of api.host.current) {
-      assert.deepEqual([folder.name, engine.trusted, engine.started, engine.monitoring], [folder.name, false, false, false]);
-      assert.equal(fs.existsSync(path.join(engine.controlPlane.paths.dir, 'broker.json')), false, `no broker in ${folder.name}`);
-      assert.equal(await new TmuxBackend({ server: engine.sessions.defaultServer('tmux'), env: process.env }).isRunning(), false, `no tmux server for ${folder.name}`);
+      assert.deepEqual([folder.name, engine.trusted, engine.started, engine.core.monitor.running], [folder.name, false, false, false]);
+      assert.equal(fs.existsSync(path.join(engine.core.controlPlane.paths.dir, 'broker.json')), false, `no broker in ${folder.name}`);
+      assert.equal(await new TmuxBackend({ server: engine.core.sessions.defaultServer('tmux'), env: process.env }).isRunning(), false, `no tmux server for ${folder.name}`);
     }
     assert.equal(fs.existsSync(path.join(api.host.current[2]!.folder.uri.fsPath, '.mam')), false);
     await api.init.check();
@@ -40,9 +40,9 @@ describe('an untrusted multi-root window: both folders stay inert', function () 
   it('refuses to spawn in either folder: sessions, jobs, resume; Start Monitor and Start Broker start nothing in any folder', async () => {
     const api = await mamApi();
     for (const { engine } of api.host.mamFolders) {
-      await assert.rejects(engine.createSession({ name: 'nope', agent: 'claude', baseDir: engine.workspace, command: fakeAgentCommand('work') }), /not trusted: MAM does not start an agent here/);
-      await assert.rejects(engine.delegate({ session: 'nope', prompt: 'x' }), /not trusted: MAM does not delegate a job here/);
-      await assert.rejects(engine.resumeSession('nope'), /not trusted/);
+      await assert.rejects(engine.core.sessions.create({ name: 'nope', agent: 'claude', baseDir: engine.workspace, command: fakeAgentCommand('work') }), /not trusted: MAM does not start an agent here/);
+      await assert.rejects(engine.core.jobService.submit({ session: 'nope', prompt: 'x' }), /not trusted: MAM does not delegate a job here/);
+      await assert.rejects(engine.core.sessions.resume('nope', { baseDir: engine.workspace }), /not trusted/);
     }
     prompts.answers.push('All folders');
     await vscode.commands.executeCommand('mam.startMonitor');
@@ -50,7 +50,7 @@ describe('an untrusted multi-root window: both folders stay inert', function () 
     await vscode.commands.executeCommand('mam.startBroker');
     assert.deepEqual(prompts.infos.slice(infos), ['MAM: this workspace is not trusted; MAM runs no broker here.']);
     for (const { folder, engine } of api.host.current) {
-      assert.deepEqual([folder.name, engine.monitoring, fs.existsSync(path.join(engine.controlPlane.paths.dir, 'broker.json'))], [folder.name, false, false]);
+      assert.deepEqual([folder.name, engine.core.monitor.running, fs.existsSync(path.join(engine.core.controlPlane.paths.dir, 'broker.json'))], [folder.name, false, false]);
     }
   });
 
@@ -59,7 +59,7 @@ describe('an untrusted multi-root window: both folders stay inert', function () 
     const web = api.host.mamFolders[1]!;
     const now = new Date().toISOString();
     // What an earlier, trusted run (or the CLI) left in web's registry.
-    await web.engine.controlPlane.sessions.mutate((tx) =>
+    await web.engine.core.controlPlane.sessions.mutate((tx) =>
       tx.insert({
         name: 'old-dev', agent: 'claude', role: 'worker', mux: 'tmux', server: 'mam-old', target: null, cwd: web.folder.uri.fsPath, status: 'stopped',
         resumable: true, conversation_id: null, pid: null, created_at: now, updated_at: now, current_job: null, command: null,

@@ -18,14 +18,14 @@ describe('an untrusted workspace (restricted mode)', function () {
   it('refuses to spawn anything: sessions, jobs, messages, the monitor, the broker', async () => {
     const api = await mamApi();
     const engine = api.host.current[0]!.engine;
-    await assert.rejects(engine.createSession({ name: 'nope', agent: 'claude', baseDir: engine.workspace, command: fakeAgentCommand('work') }), /not trusted: MAM does not start an agent here/);
-    await assert.rejects(engine.delegate({ session: 'nope', prompt: 'x' }), /not trusted: MAM does not delegate a job here/);
-    await assert.rejects(engine.resumeSession('nope'), /not trusted/);
+    await assert.rejects(engine.core.sessions.create({ name: 'nope', agent: 'claude', baseDir: engine.workspace, command: fakeAgentCommand('work') }), /not trusted: MAM does not start an agent here/);
+    await assert.rejects(engine.core.jobService.submit({ session: 'nope', prompt: 'x' }), /not trusted: MAM does not delegate a job here/);
+    await assert.rejects(engine.core.sessions.resume('nope', { baseDir: engine.workspace }), /not trusted/);
     await vscode.commands.executeCommand('mam.startMonitor');
     await engine.start();
-    assert.equal(engine.monitoring, false);
+    assert.equal(engine.core.monitor.running, false);
     assert.equal(fs.existsSync(path.join(engine.workspace, '.mam', 'broker.json')), false, 'no broker was started');
-    assert.deepEqual(await engine.listSessions(), []);
-    assert.equal(await new TmuxBackend({ server: engine.sessions.defaultServer('tmux'), env: process.env }).isRunning(), false, 'no tmux server was started');
+    assert.deepEqual(await engine.core.controlPlane.sessions.list(), []);
+    assert.equal(await new TmuxBackend({ server: engine.core.sessions.defaultServer('tmux'), env: process.env }).isRunning(), false, 'no tmux server was started');
   });
 });

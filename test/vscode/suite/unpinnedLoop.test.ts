@@ -27,15 +27,15 @@ describe('a `--type loop` job in VS Code: rounds without a snapshot', function (
     prompts.install();
     // The workspace folder is no git checkout: the job's loop works in it as it is.
     const workspace = api.host.current[0]!.folder.uri.fsPath;
-    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().createSession({ name, agent: 'claude', role, cwd: workspace, baseDir: workspace, command: fakeAgentCommand(mode, extra) });
+    const session = (name: string, role: string, mode: string, extra: string[] = []) => engine().core.sessions.create({ name, agent: 'claude', role, cwd: workspace, baseDir: workspace, command: fakeAgentCommand(mode, extra) });
     await session('job-worker', 'worker', 'instant');
     await session('job-reviewer', 'reviewer', 'reviewer', ['--verdicts', 'NOT PASS,PASS']);
-    const before = new Set(engine().listLoops().map((l) => l.id));
+    const before = new Set(engine().core.loops.list().map((l) => l.id));
     const cli = [path.join(REPO_ROOT, 'dist/cli.js'), 'job', 'submit', '--workspace', workspace, '--session', 'job-worker', '--type', 'loop', '--reviewer', 'job-reviewer', '--prompt', 'Tidy the notes'];
     // Not execFileSync: the extension host must go on running while the loop does.
     const exit = await new Promise<number>((resolve) => execFile(process.execPath, cli, { env: process.env }, (err) => resolve(err ? Number((err as { code?: unknown }).code ?? 1) : 0)));
     assert.equal(exit, 0);
-    const loop = engine().listLoops().find((l) => !before.has(l.id))!;
+    const loop = engine().core.loops.list().find((l) => !before.has(l.id))!;
     assert.ok(loop.job, 'the loop carries the job');
     assert.deepEqual([loop.status, loop.rounds.map((r) => r.identity.tree)], ['passed', ['', '']]);
     loopId = loop.id;

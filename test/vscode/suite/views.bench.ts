@@ -66,7 +66,7 @@ describe('views benchmark', function () {
     const fe = api.host.current[0]!;
     const engine = fe.engine;
     await engine.start();
-    await engine.jobs.connect();
+    await engine.core.jobs.connect();
     await vscode.commands.executeCommand('workbench.view.extension.mam');
     await vscode.commands.executeCommand('mam.jobs.focus');
     // A job this window applies the events of (its owner), delivered and shown.
@@ -79,12 +79,12 @@ describe('views benchmark', function () {
     const original = provider.getTreeItem;
     provider.getTreeItem = function (node: JobsNode) {
       const item = original.call(this, node);
-      if (node.kind === 'job' && node.jobId === id && engine.job(id)?.seq === marks.seq && !marks.read) marks.read = performance.now();
+      if (node.kind === 'job' && node.jobId === id && engine.core.jobs.index.get(id)?.seq === marks.seq && !marks.read) marks.read = performance.now();
       return item;
     };
     const subs = [
       // Applied: the record changed (the ledger's change, which the views hear in the same turn).
-      engine.onDidChangeJob(({ job }) => job.id === id && job.seq === marks.seq && !marks.applied && (marks.applied = performance.now())),
+      engine.core.jobService.onDidChange(({ job }) => job.id === id && job.seq === marks.seq && !marks.applied && (marks.applied = performance.now())),
       provider.onDidChangeTreeData((e) => {
         if (!Array.isArray(e) && e?.kind === 'job' && e.jobId === id) marks.fired ||= performance.now();
         else {
@@ -95,7 +95,7 @@ describe('views benchmark', function () {
       }),
     ];
     try {
-      await engine.jobs.ledger.register(
+      await engine.core.jobs.ledger.register(
         { id, session: 'nobody', type: 'direct', role: 'worker', state: 'dispatched', reason: null, created_at: now, updated_at: now, seq: 0, parent_job: null, detail: null, title: 'Benchmark events', target: { kind: 'local', name: 'nobody' }, dispatched_at: now, owner: { pid: process.pid, host: os.hostname(), token: 'bench' } },
         'bench-token',
       );
@@ -104,7 +104,7 @@ describe('views benchmark', function () {
         await new Promise((r) => setTimeout(r, GAP_MS));
         Object.assign(marks, { applied: 0, fired: 0, read: 0, seq, other: false });
         const t0 = performance.now();
-        await publishJobEvent({ workspace: engine.workspace, jobId: id, event: seq === 1 ? 'started' : 'progress', detail: `step ${seq}`, sender: 'bench', endpoint: engine.jobs.endpoint });
+        await publishJobEvent({ workspace: engine.workspace, jobId: id, event: seq === 1 ? 'started' : 'progress', detail: `step ${seq}`, sender: 'bench', endpoint: engine.core.jobs.endpoint });
         await waitFor(`VS Code to re-read the row after event ${seq}`, () => marks.read, 20_000);
         if (seq <= 3 || marks.other || !marks.applied || !marks.fired) continue; // warm-up, or not the row's refresh alone
         report('VS Code: event path alone: publisher API → applied by the window\'s engine (outbox, signature, audit log, record)', marks.applied - t0);
@@ -113,7 +113,7 @@ describe('views benchmark', function () {
         report('VS Code: what the tree adds: applied → VS Code re-read the row', marks.read - marks.applied);
         if (t0 - lastOther > 200) report('VS Code: what the tree adds, no other refresh of the view in the 200 ms before (VS Code batches refreshes 200 ms apart)', marks.read - marks.applied);
       }
-      await publishJobEvent({ workspace: engine.workspace, jobId: id, event: 'completed', detail: 'done', sender: 'bench', endpoint: engine.jobs.endpoint });
+      await publishJobEvent({ workspace: engine.workspace, jobId: id, event: 'completed', detail: 'done', sender: 'bench', endpoint: engine.core.jobs.endpoint });
     } finally {
       provider.getTreeItem = original;
       for (const s of subs) s.dispose();
