@@ -2,9 +2,12 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ExitCode } from '../../src/core/base/errors';
+import { mamSkills, skillFile } from '../../src/core/init/skills';
 import {
-  assigneeText, criticalPath, dependantsOf, parsePlan, PlanError, planProblems, readyTasks, topologicalOrder, type Plan, type TaskGraph,
+  assigneeText, BUDGET_KEYS, criticalPath, DEFAULTS_KEYS, dependantsOf, parsePlan, PLAN_KEYS, PlanError, planProblems, readyTasks, TASK_KEYS, topologicalOrder,
+  type Plan, type TaskGraph,
 } from '../../src/core/plan/planFile';
+import { PLAN_EXAMPLE, planFormat } from '../../src/core/plan/planFormat';
 import { REPO_ROOT } from '../support/helpers';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/plans/signup.yaml');
@@ -171,6 +174,25 @@ describe('plan files (core/plan/planFile.ts)', () => {
 
   it('a file too large is refused before it is parsed', () => {
     assert.deepEqual(planProblems(`title: ${'x'.repeat(1_000_001)}\n`, 'big.yaml'), ['big.yaml: the plan is 1000009 bytes; a plan file holds at most 1000000']);
+  });
+});
+
+describe('what teaches the format (docs/plans.md, core/plan/planFormat.ts, the mam-plans skill)', () => {
+  const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs/plans.md'), 'utf8');
+  const fixture = fs.readFileSync(FIXTURE, 'utf8');
+
+  it('their example is the fixture, and parses', () => {
+    assert.deepEqual(parsePlan(PLAN_EXAMPLE, 'example.yaml'), parsePlan(fixture, 'signup.yaml'));
+    assert.ok(doc.includes(`\`\`\`yaml\n${fixture}\`\`\``), 'docs/plans.md shows the fixture as it is');
+  });
+
+  it('they name every key a plan may hold', () => {
+    for (const key of [...PLAN_KEYS, ...DEFAULTS_KEYS, ...TASK_KEYS, ...BUDGET_KEYS]) {
+      assert.ok(doc.includes(`\`${key}\``), `docs/plans.md names ${key}`);
+      assert.ok(planFormat().includes(`\`${key}\``) || planFormat().includes(`${key}: `), `planFormat names ${key}`);
+    }
+    const skill = mamSkills('/opt/mam/dist/cli.js', '/w').find((s) => s.name === 'mam-plans')!;
+    assert.ok(skillFile(skill).includes(planFormat()), 'the skill carries the format');
   });
 });
 
