@@ -100,6 +100,10 @@ describe('plan files (core/plan/planFile.ts)', () => {
       [plan(...head, '  - task: A'), 'plan.yaml:4:5: tasks[0].id: is missing; give the task a short id (validate, docs-2)'],
       [plan(...head, '  - id: a', '    task: "  "'), 'plan.yaml:5:11: tasks[0].task: is empty; say what to do'],
       [plan(...head, '  - id: a', '    task: "A\\e[2J"'), "plan.yaml:5:11: tasks[0].task: holds a control character ('\\x1b')"],
+      [plan(...head, '  - id: a', '    task: !!binary aGVsbG8='), 'plan.yaml:5:20: tasks[0].task: must be text: what to do'],
+      [plan(...head, '  - id: a', `    task: ${'x'.repeat(20_001)}`), 'plan.yaml:5:11: tasks[0].task: is 20001 characters long; the limit is 20000: put longer details in a file the task names'],
+      [plan(...head, '  - id: a', '    task: A', '    needs: b'), 'plan.yaml:6:12: tasks[0].needs: must be a list of task ids, e.g. [validate, errors]'],
+      [plan(...head, '  - id: a', '    task: A', '    reviewers: codex'), 'plan.yaml:6:16: tasks[0].reviewers: must be a list, e.g. [codex] or [codex, human:alice]'],
       // A bad agent, and something that is no assignee at all.
       [plan(...head, '  - id: a', '    task: A', '    creator: { agent: shel }'), "plan.yaml:6:23: tasks[0].creator.agent: unknown agent 'shel' (known: claude, codex, gemini, opencode, copilot, qwen, hermes, grok, agy, shell)"],
       [plan(...head, '  - id: a', '    task: A', '    creator: 42'),

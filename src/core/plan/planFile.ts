@@ -1,8 +1,8 @@
 import { UsageError } from '../base/errors';
 import { printable } from '../base/ids';
-import { custom, int, isRecord, num, reject, SchemaError, str, type Schema } from '../base/schema';
-import { splitWords } from '../base/shellWords';
+import { int, isRecord, num, SchemaError, str, type Schema } from '../base/schema';
 import { assigneeSchema, assigneeText, type Assignee } from './assignee';
+import { branchName, commandLine, idText, oneLine, taskId, taskText, unknownKey } from './planFields';
 import { findCycles } from './planGraph';
 import { PlacedYaml, pathText, segmentsOf, type PlacedProblem, type Segment } from './yamlPlaces';
 
@@ -17,16 +17,13 @@ import { PlacedYaml, pathText, segmentsOf, type PlacedProblem, type Segment } fr
 export type { Assignee } from './assignee';
 export { assigneeText } from './assignee';
 export { criticalPath, dependantsOf, findCycles, readyTasks, topologicalOrder, type TaskGraph } from './planGraph';
+export { TASK_ID_PATTERN, TASK_TEXT_LIMIT } from './planFields';
 
 export const DEFAULT_MAX_PARALLEL = 2;
 export const MAX_PARALLEL_LIMIT = 16;
 export const DEFAULT_MAX_LOOP = 3;
-/** A task's id: also safe in a branch, a folder and a session name the runner derives from it. */
-export const TASK_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,39}$/;
 /** A plan file larger than this is refused before it is parsed. */
 export const PLAN_SIZE_LIMIT = 1_000_000;
-/** A task's text is a brief's first paragraph, not a specification: longer goes in a file it names. */
-export const TASK_TEXT_LIMIT = 20_000;
 
 export const PLAN_KEYS = ['title', 'into', 'validate', 'max_parallel', 'budget', 'defaults', 'tasks'] as const;
 export const DEFAULTS_KEYS = ['creator', 'reviewers', 'planner', 'max_loop'] as const;
@@ -288,73 +285,6 @@ function readBudget(r: Reader, value: unknown, path: readonly Segment[]): PlanBu
   const cost = b.cost_usd === undefined ? undefined : r.read(num({ above: 0 }), b.cost_usd, [...path, 'cost_usd']);
   if ((b.tokens !== undefined && tokens === undefined) || (b.cost_usd !== undefined && cost === undefined)) return undefined;
   return { ...(tokens !== undefined ? { tokens } : {}), ...(cost !== undefined ? { cost_usd: cost } : {}) };
-}
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-
-function oneLine(max: number): Schema<string> {
-  return custom((v, at) => {
-    const s = str({ min: 1, max }).read(v, at);
-    if (!s.trim()) return reject(at, 'is empty');
-    const bad = CONTROL.exec(s);
-    return bad ? reject(at, `must be one line without control characters (holds '${printable(bad[0])}')`) : s;
-  });
-}
-
-const taskText: Schema<string> = custom((v, at) => {
-  const s = str({ max: TASK_TEXT_LIMIT, why: `must be text of at most ${TASK_TEXT_LIMIT} characters; put longer details in a file the task names` }).read(v, at);
-  if (!s.trim()) return reject(at, 'is empty; say what to do');
-  const bad = CONTROL_BUT_LINES.exec(s);
-  return bad ? reject(at, `holds a control character ('${printable(bad[0])}')`) : s;
-});
-
-/** `id: 1` reads as the number 1 in YAML: a whole number stands for its digits, as an id and as a need. */
-function idText(v: unknown): unknown {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? String(v) : v;
-}
-
-const taskId: Schema<string> = custom((raw, at) => {
-  const v = idText(raw);
-  if (typeof v === 'string' && TASK_ID_PATTERN.test(v)) return v;
-  const shown = typeof v === 'string' ? `'${printable(v, 60)}'` : printable(String(v), 40);
-  return reject(at, `${shown} is not a task id: up to 40 lowercase letters, digits, '.', '_' and '-', starting with a letter or a digit`);
-});
-
-/** A branch name as git takes it (git check-ref-format's rules, for one branch): whether it exists is the runner's to see. */
-const branchName: Schema<string> = custom((v, at) => {
-  const s = str({ min: 1, max: 200 }).read(v, at);
-  const bad = /[\s~^:?*[\\]|\.\.|@\{|\/\/|^[-/.]|[/.]$|\.lock$|^@$/.test(s) || CONTROL.test(s);
-  return bad ? reject(at, `'${printable(s, 60)}' is not a branch name`) : s;
-});
-
-/** A command line, kept as written: the merge queue splits it into words (quotes as in a shell) and runs no shell. */
-const commandLine: Schema<string> = custom((v, at) => {
-  const s = str({ why: 'must be a command line, e.g. npm test' }).read(v, at);
-  let words: string[];
-  try {
-    words = splitWords(s);
-  } catch (err) {
-    return reject(at, err instanceof UsageError ? `${err.message.replace(/: [\s\S]*$/, '')} (quotes as in a shell)` : String(err));
-  }
-  return words.length === 0 ? reject(at, 'is empty; name a program, or leave validate out') : s;
-});
-
-/** `unknown key 'need'; did you mean 'needs'?`, or the keys there are. */
-function unknownKey(key: string, known: readonly string[]): string {
-  const close = known.find((k) => distance(k, key) <= (k.length >= 5 ? 2 : 1));
-  return close ? `unknown key '${printable(key, 40)}'; did you mean '${close}'?` : `unknown key '${printable(key, 40)}' (known: ${known.join(', ')})`;
-}
-
-/** Edit distance (Levenshtein), for a typo's suggestion. */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 /** A default as a task's own, so that no two tasks share (and a runner never changes another's by) one object. */
