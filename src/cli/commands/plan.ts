@@ -21,7 +21,7 @@ const run = defineCommand({
   details: `The plan is stored under .mam/plans/<id>/ and run by this process, its state written before each step; if it stops, mam plan resume ID goes on from there.\n${EXIT_DETAILS}`,
   async run(ctx) {
     const o = ctx.args.options;
-    const state = await startPlan(ctx.jobs(), ctx.args.positionals.file!, { baseDir: ctx.io.cwd, ...(o['max-parallel'] !== undefined ? { maxParallel: o['max-parallel'] } : {}) });
+    const state = await startPlan(ctx.jobs(), ctx.args.positionals[0]!, { baseDir: ctx.io.cwd, ...(o['max-parallel'] !== undefined ? { maxParallel: o['max-parallel'] } : {}) });
     if (!o.json) ctx.io.stderr(`mam: plan ${state.id}: ${printable(state.title, 120)} (${state.tasks.length} tasks into ${state.into})\n`);
     return runPlan(ctx, state.id, o.json);
   },
@@ -34,7 +34,7 @@ const resume = defineCommand({
   options: { ...JSON_OPTION },
   details: EXIT_DETAILS,
   async run(ctx) {
-    const id = ctx.args.positionals.id!;
+    const id = ctx.args.positionals[0]!;
     store(ctx).require(id);
     return runPlan(ctx, id, ctx.args.options.json);
   },
@@ -46,7 +46,7 @@ const status = defineCommand({
   positionals: [{ name: 'id', required: true, description: 'the plan ID (p-…)' }],
   options: { ...JSON_OPTION },
   async run(ctx) {
-    const plan = store(ctx).require(ctx.args.positionals.id!);
+    const plan = store(ctx).require(ctx.args.positionals[0]!);
     if (ctx.args.options.json) ctx.json(statusRecord(ctx, plan));
     else printStatus(ctx, plan);
     return exitOf(plan);
@@ -82,7 +82,7 @@ const cancel = defineCommand({
   positionals: [{ name: 'id', required: true, description: 'the plan ID (p-…)' }],
   options: { ...JSON_OPTION },
   async run(ctx) {
-    const { plan, changed } = await cancelPlan(ctx.jobs(), ctx.args.positionals.id!);
+    const { plan, changed } = await cancelPlan(ctx.jobs(), ctx.args.positionals[0]!);
     if (ctx.args.options.json) ctx.json({ ...statusRecord(ctx, plan), changed });
     else ctx.out(changed ? `plan ${plan.id} cancelled` : `plan ${plan.id} had already ended (${plan.status})`);
     return ExitCode.ok;
@@ -124,7 +124,7 @@ function waitsFor(plan: PlanState, needs: Map<string, string[]>, t: TaskState): 
   return t.waits_for;
 }
 
-function statusRecord(ctx: CommandContext, plan: PlanState): unknown {
+function statusRecord(ctx: CommandContext, plan: PlanState): Record<string, unknown> {
   const spec = parsePlan(plan.source, `${plan.id}/plan.yaml`);
   const needs = new Map(spec.tasks.map((t) => [t.id, t.needs]));
   const loops = new LoopStore(ctx.controlPlane().paths);

@@ -63,7 +63,7 @@ export class PlanRunner extends DisposableBase {
 
   constructor(
     private readonly deps: PlanRunnerDeps,
-    private readonly store: PlanStore,
+    private readonly plans: PlanStore,
   ) {
     super();
     const paths = deps.jobs.deps.controlPlane.paths;
@@ -103,13 +103,13 @@ export class PlanRunner extends DisposableBase {
       return await this.finish(id);
     } finally {
       budgetWatch.dispose();
-      await this.store.update(id, (p) => void (p.owner = null)).catch(() => undefined);
+      await this.plans.update(id, (p) => void (p.owner = null)).catch(() => undefined);
     }
   }
 
   /** Takes the plan over; refused while another live process runs it. */
   private async own(id: string): Promise<PlanState> {
-    return this.store.update(id, (p) => {
+    return this.plans.update(id, (p) => {
       if (p.owner && p.owner.host === os.hostname() && p.owner.pid !== process.pid && isAlive(p.owner.pid)) {
         throw new PlanBusyError(`plan ${id} is being run by process ${p.owner.pid}; wait for it, or cancel the plan`);
       }
@@ -131,7 +131,7 @@ export class PlanRunner extends DisposableBase {
 
   /** Marks every pending task that needs one that can no longer land `blocked`, saying which; returns the state. */
   private async blockUnreachable(id: string): Promise<PlanState> {
-    return this.store.update(id, (p) => {
+    return this.plans.update(id, (p) => {
       for (let changed = true; changed; ) {
         changed = false;
         for (const t of p.tasks.filter((x) => x.state === 'pending')) {
@@ -139,7 +139,7 @@ export class PlanRunner extends DisposableBase {
           if (!dead) continue;
           t.state = 'blocked';
           t.why = `needs ${dead.id}, which ${dead.state === 'blocked' ? 'is blocked' : dead.state === 'budget_exceeded' ? 'crossed its budget' : dead.state}`;
-          t.ended_at = this.store.now();
+          t.ended_at = this.plans.now();
           changed = true;
         }
       }
@@ -153,7 +153,7 @@ export class PlanRunner extends DisposableBase {
       let task = await this.patch(id, taskId, (t) => {
         if (t.state === 'pending') {
           t.state = 'running';
-          t.started_at = this.store.now();
+          t.started_at = this.plans.now();
         }
       });
       const steps: TaskStep[] = ['worktree', 'sessions', 'loop', 'queue', 'cleanup'];
@@ -173,7 +173,7 @@ export class PlanRunner extends DisposableBase {
         t.state = 'landed';
         t.step = null;
         t.why = null;
-        t.ended_at = this.store.now();
+        t.ended_at = this.plans.now();
       });
       this.say(`${taskId}: landed ${task.landed_commit?.slice(0, 12) ?? ''}`);
     } catch (err) {
@@ -183,7 +183,7 @@ export class PlanRunner extends DisposableBase {
         if (TASK_ENDS.has(t.state)) return;
         t.state = end.state;
         t.why = end.why;
-        t.ended_at = this.store.now();
+        t.ended_at = this.plans.now();
       });
       this.say(`${taskId}: ${end.state}: ${end.why}`);
     }
@@ -191,7 +191,7 @@ export class PlanRunner extends DisposableBase {
 
   /** The task's worktree, from the target's tip now: it holds what the tasks it needs landed. */
   private async prepareWorktree(id: string, task: TaskState): Promise<TaskState> {
-    const state = this.store.require(id);
+    const state = this.plans.require(id);
     const issue = worktreeIssue(id, task.id);
     const tip = task.base ?? (await branchTip(this.workspace, state.into));
     if (!tip) throw new TaskEnd('failed', `the target branch ${state.into} is gone`);
@@ -227,7 +227,7 @@ export class PlanRunner extends DisposableBase {
     try {
       loop = previous?.status === 'running' ? await runner.resume(previous.id) : await runner.start({
         task: spec.task, creator: task.creator!, reviewers: task.reviewers, ...(task.planner ? { planner: task.planner } : {}),
-        maxLoop: spec.maxLoop, worktree: task.worktree!, base: task.base!, baseDir: this.workspace,
+        maxLoop: spec.max_loop, worktree: task.worktree!, base: task.base!, baseDir: this.workspace,
       });
     } finally {
       sub.dispose();
@@ -241,7 +241,7 @@ export class PlanRunner extends DisposableBase {
 
   /** Through the merge queue: validated, rebased (and reviewed again when the tree changed), landed on the target. */
   private async land(id: string, task: TaskState): Promise<TaskState> {
-    const state = this.store.require(id);
+    const state = this.plans.require(id);
     let entryId = task.merge_entry;
     if (!entryId) {
       // Recorded by branch, so that a run killed between enqueueing and recording finds its entry.
@@ -253,7 +253,7 @@ export class PlanRunner extends DisposableBase {
       await this.patch(id, task.id, (t) => void (t.merge_entry = entry.id));
     }
     for (;;) {
-      if (this.store.require(id).status === 'cancelled') throw new TaskEnd('cancelled', 'the plan was cancelled');
+      if (this.plans.require(id).status === 'cancelled') throw new TaskEnd('cancelled', 'the plan was cancelled');
       await this.runQueue();
       const entry = this.queue.get(entryId);
       if (!entry) throw new TaskEnd('failed', `its merge queue entry ${entryId} was removed`);
@@ -297,7 +297,7 @@ export class PlanRunner extends DisposableBase {
   private async checkBudgets(id: string): Promise<void> {
     const jobs = this.deps.jobs.deps.controlPlane.jobs;
     const crossed: Array<{ task: string; loop: string | null }> = [];
-    await this.store.update(id, (p) => {
+    await this.plans.update(id, (p) => {
       let total = 0;
       for (const t of p.tasks) {
         const ids = new Set<string>();
@@ -313,7 +313,7 @@ export class PlanRunner extends DisposableBase {
         if (t.state === 'running' && limit !== undefined && t.tokens > limit) {
           t.state = 'budget_exceeded';
           t.why = `spent ${t.tokens} tokens, over its budget of ${limit}`;
-          t.ended_at = this.store.now();
+          t.ended_at = this.plans.now();
           crossed.push({ task: t.id, loop: t.loop_id });
         }
       }
@@ -324,7 +324,7 @@ export class PlanRunner extends DisposableBase {
           if (t.state === 'running') crossed.push({ task: t.id, loop: t.loop_id });
           t.state = 'budget_exceeded';
           t.why = `the plan spent ${total} tokens, over its budget of ${planLimit}`;
-          t.ended_at = this.store.now();
+          t.ended_at = this.plans.now();
         }
       }
     });
@@ -333,7 +333,7 @@ export class PlanRunner extends DisposableBase {
   }
 
   private async finish(id: string): Promise<PlanState> {
-    return this.store.update(id, (p) => {
+    return this.plans.update(id, (p) => {
       if (p.status !== 'cancelled') {
         const notLanded = p.tasks.filter((t) => t.state !== 'landed');
         p.status = notLanded.length === 0 ? 'landed' : 'failed';
@@ -344,7 +344,7 @@ export class PlanRunner extends DisposableBase {
   }
 
   private async patch(id: string, taskId: string, change: (t: TaskState) => void): Promise<TaskState> {
-    return this.store.update(id, (p) => {
+    return this.plans.update(id, (p) => {
       const t = p.tasks.find((x) => x.id === taskId);
       if (!t) throw new Error(`task ${taskId} is not in plan ${id}`);
       change(t);

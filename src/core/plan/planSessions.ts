@@ -1,4 +1,3 @@
-import { splitWords } from '../base/shellWords';
 import type { SessionService } from '../sessions/sessionService';
 import type { Assignee, PlanTask } from './planFile';
 
@@ -29,7 +28,7 @@ export interface AssigneeRequest {
 export async function assigneeSessions(sessions: SessionService, req: AssigneeRequest): Promise<TaskSessions> {
   const short = req.planId.slice(-6);
   const one = async (who: Assignee, role: 'creator' | 'reviewer' | 'planner', label: string): Promise<string> => {
-    if (who.kind === 'human') return `human:${who.name}`;
+    if (who.kind === 'person') return `human:${who.name}`;
     if (who.kind === 'session') return who.name;
     const name = `${short}-${req.task.id}-${label}`.slice(0, 64);
     const existing = await sessions.require(name).catch(() => undefined);
@@ -39,8 +38,7 @@ export async function assigneeSessions(sessions: SessionService, req: AssigneeRe
       if (existing.status !== 'running' && existing.status !== 'starting') await sessions.resume(name, { baseDir: req.worktree });
       return name;
     }
-    const agent = who.kind === 'agent' ? who.agent : 'shell';
-    await sessions.create({ name, agent, role, cwd: req.worktree, baseDir: req.worktree, ...(who.kind === 'shell' ? { command: splitWords(who.command) } : {}) });
+    await sessions.create({ name, agent: who.agent, role, cwd: req.worktree, baseDir: req.worktree, ...(who.command ? { command: who.command } : {}) });
     await req.onCreated(name);
     return name;
   };

@@ -31,7 +31,7 @@ export async function startPlan(engine: JobEngine, file: string, options: { base
   const now = store.now();
   return store.create({
     id: newPlanId(dateOn(engine.clock)), title: plan.title, source, into, status: 'running', reason: null, owner: null,
-    max_parallel: options.maxParallel ?? plan.maxParallel, tokens: 0, cost_usd: null, created_at: now, updated_at: now,
+    max_parallel: options.maxParallel ?? plan.max_parallel, tokens: 0, cost_usd: null, created_at: now, updated_at: now,
     tasks: plan.tasks.map((t) => newTaskState(t.id)),
   });
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isoOn, systemClock, type Clock } from '../base/clock';
 import { UsageError, ValidationError, errorMessage } from '../base/errors';
-import { checkId, printable } from '../base/ids';
+import { printable } from '../base/ids';
 import { int, lazy, list, nullable, num, obj, oneOf, parse, str, type Schema } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
