@@ -147,4 +147,22 @@ tasks:
     assert.equal(plan.tasks.find((t) => t.id === 'next')!.state, 'blocked');
     assert.ok(git('branch', '--list', big.branch!).length > 0, 'its branch is kept');
   });
+
+  it('plan draft: a planner answer with a problem goes back once with it; the corrected plan is written, valid, and never over an existing file', async () => {
+    f = fixture();
+    await f.agent('planner-1', 'drafter', ['--bad-first']);
+    const out = path.join(f.workspace, 'drafted.yaml');
+    const r = await f.run(['plan', 'draft', '--goal', 'Email validation for signup', '--planner', 'planner-1', '--out', out, '--json']);
+    assert.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    const result = JSON.parse(r.stdout) as { file: string; jobs: string[]; tasks: number };
+    assert.deepEqual([result.file, result.jobs.length, result.tasks], [out, 2, 2]);
+    // The second brief named the first answer's problem, with its place.
+    const second = (JSON.parse((await f.run(['job', 'status', result.jobs[1]!, '--json'])).stdout) as { job: { brief: string } }).job;
+    assert.match(fs.readFileSync(second.brief, 'utf8'), /drafted\.yaml:\d+:\d+: tasks\[1\]\.needs\[0\]: unknown task 'valdate'/);
+    assert.match(fs.readFileSync(out, 'utf8'), /needs: \[validate\]/);
+    // An existing file is never overwritten: refused before any job.
+    const again = await f.run(['plan', 'draft', '--goal', 'Again', '--planner', 'planner-1', '--out', out]);
+    assert.equal(again.exitCode, 64);
+    assert.match(again.stderr, /exists; name another file with --out/);
+  });
 });

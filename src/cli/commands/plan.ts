@@ -4,6 +4,7 @@ import { LoopStore } from '../../core/loop/loopState';
 import { parsePlan } from '../../core/plan/planFile';
 import { PlanRunner } from '../../core/plan/planRunner';
 import { cancelPlan, startPlan } from '../../core/plan/planStart';
+import { draftPlan } from '../../core/plan/planDraft';
 import { PlanStore, type PlanState, type TaskState } from '../../core/plan/planState';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
@@ -89,7 +90,26 @@ const cancel = defineCommand({
   },
 });
 
-export const planCommands: readonly Command[] = [run, resume, status, list, cancel];
+const draft = defineCommand({
+  path: ['plan', 'draft'],
+  summary: 'ask a planner session for a plan for a goal; the valid plan is written for you to read, edit and run',
+  options: {
+    goal: { kind: 'string', value: 'TEXT', required: true, description: 'what the plan is for' },
+    planner: { kind: 'string', value: 'SESSION', required: true, description: 'the session (or human:NAME) that drafts it' },
+    out: { kind: 'string', value: 'FILE', default: 'plan.yaml', description: 'where the plan is written (default plan.yaml; never over an existing file)' },
+    ...JSON_OPTION,
+  },
+  details: 'An answer that is not a valid plan goes back to the planner once, with every problem.\nExit status: 0 written; 1 the planner failed or answered twice with an invalid plan; 64 bad input.',
+  async run(ctx) {
+    const o = ctx.args.options;
+    const result = await draftPlan(ctx.jobs(), { goal: o.goal, planner: o.planner, out: o.out, baseDir: ctx.io.cwd });
+    if (o.json) ctx.json(result);
+    else ctx.out(`${result.file}: a plan of ${result.tasks} task${result.tasks === 1 ? '' : 's'}; read it, then: mam plan run ${result.file}`);
+    return ExitCode.ok;
+  },
+});
+
+export const planCommands: readonly Command[] = [run, resume, status, list, cancel, draft];
 
 async function runPlan(ctx: CommandContext, id: string, json: boolean | undefined): Promise<number> {
   const runner = new PlanRunner({ jobs: ctx.jobs(), sessions: ctx.sessions(), logger: ctx.logger, ...(json ? {} : { say: (line: string) => ctx.io.stderr(`mam: ${printable(line, 300)}\n`) }) }, store(ctx));

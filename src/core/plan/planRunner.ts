@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { sleepOn } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { ExitCode, MamError, errorMessage } from '../base/errors';
 import type { Logger } from '../base/log';
@@ -277,7 +278,7 @@ export class PlanRunner extends DisposableBase {
           return;
         } catch (err) {
           if (!(err instanceof MergeBusyError)) throw err;
-          await new Promise((r) => setTimeout(r, 500)); // another process lands: its run ends on its own
+          await sleepOn(this.deps.jobs.clock, 500); // another process lands: its run ends on its own
         }
       }
     });
