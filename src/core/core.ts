@@ -10,6 +10,7 @@ import { localTarget } from './jobs/localTarget';
 import { personTarget } from './jobs/personTarget';
 import { LoopService } from './loop/loopService';
 import { Monitor } from './monitor';
+import { PlanService } from './plan/planService';
 import { realMuxFactory, type MuxFactory } from './mux';
 import { remoteTarget } from './remote/remoteTarget';
 import { SessionService } from './sessions/sessionService';
@@ -54,6 +55,7 @@ export class Core extends DisposableBase {
   private mergeQueueCache: WorkspaceMergeQueue | undefined;
   private overlapsCache: WorkspaceOverlaps | undefined;
   private monitorCache: Monitor | undefined;
+  private plansCache: PlanService | undefined;
   private readonly muxFactory: MuxFactory;
 
   constructor(
@@ -116,6 +118,11 @@ export class Core extends DisposableBase {
   /** Overlaps between the running sessions' checkouts; looks start with `overlaps.start()`. */
   get overlaps(): WorkspaceOverlaps {
     return (this.overlapsCache ??= this._register(new WorkspaceOverlaps(() => this.controlPlane.sessions.list(), this.options.logger)));
+  }
+
+  /** Plans (docs/plans.md): list, run in a process of their own, cancel, draft. */
+  get plans(): PlanService {
+    return (this.plansCache ??= this._register(new PlanService(this.jobs, this.options.cliPath)));
   }
 
   get monitor(): Monitor {

@@ -10,7 +10,7 @@ import { mamSkills, skillFiles } from '../../src/core/init/skills';
 import { ControlPlanePaths } from '../../src/core/store/paths';
 import { CLI, mam, REPO_ROOT, snapshotTree, tempDir } from '../support/helpers';
 
-const SKILLS = ['mam-jobs', 'mam-loop', 'mam-monitor', 'mam-orchestrator', 'mam-remote', 'mam-sessions', 'mam-worktrees'];
+const SKILLS = ['mam-jobs', 'mam-loop', 'mam-monitor', 'mam-orchestrator', 'mam-plans', 'mam-remote', 'mam-sessions', 'mam-worktrees'];
 
 /** Everything `mam init` means to put into a checkout, as `git status --porcelain --untracked-files=all` lists it. */
 const INSTALLED = [
@@ -87,7 +87,7 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     const before = tree(repo);
     const second = await mam(['init'], { cwd: repo });
     assert.equal(second.exitCode, 0, second.stderr);
-    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(20 files in place\)\.$/m);
+    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(22 files in place\)\.$/m);
     assert.doesNotMatch(second.stdout, /created|appended|updated/);
     const json = JSON.parse((await mam(['init', '--json'], { cwd: repo })).stdout) as InitResult;
     assert.equal(json.changed, false);
@@ -136,7 +136,7 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     assert.equal(r.exitCode, 0, r.stderr);
     const line = (action: string, rel: string) => new RegExp(`^  ${action} +${rel.replace(/\./g, '\\.')}$`, 'm');
     for (const root of ['.agents', '.claude']) {
-      for (const name of ['mam-monitor', 'mam-orchestrator']) assert.match(r.stdout, line('created', `${root}/skills/${name}/SKILL.md`));
+      for (const name of ['mam-monitor', 'mam-orchestrator', 'mam-plans']) assert.match(r.stdout, line('created', `${root}/skills/${name}/SKILL.md`));
       assert.match(r.stdout, line('created', `${root}/skills/mam-jobs/references/job-types.md`));
       for (const name of ['mam-jobs', 'mam-sessions', 'mam-remote', 'mam-worktrees']) assert.match(r.stdout, line('updated', `${root}/skills/${name}/SKILL.md`));
     }
@@ -162,7 +162,7 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     const before = tree(repo);
     const again = await mam(['init', '--update'], { cwd: repo });
     assert.equal(again.exitCode, 0, again.stderr);
-    assert.match(again.stdout, /^Nothing changed: this workspace is already set up \(19 files in place\)\. 1 kept as you left it\.$/m);
+    assert.match(again.stdout, /^Nothing changed: this workspace is already set up \(21 files in place\)\. 1 kept as you left it\.$/m);
     assert.doesNotMatch(again.stdout, /created|appended|updated|removed/);
     assert.deepEqual(tree(repo), before, 'not a byte changed, .mam/init.json included');
 

@@ -90,14 +90,15 @@ describe('what mam init installs', () => {
     }
   });
 
-  it('the seeds’ eight skills, in seven: sessions (create, stop, resume, status), monitor, jobs, loop, the orchestrator; worktrees and remote runners beside', () => {
-    assert.deepEqual([...NAMES].sort(), ['mam-jobs', 'mam-loop', 'mam-monitor', 'mam-orchestrator', 'mam-remote', 'mam-sessions', 'mam-worktrees']);
+  it('the seeds’ eight skills, in seven: sessions (create, stop, resume, status), monitor, jobs, loop, the orchestrator; worktrees, remote runners and plans beside', () => {
+    assert.deepEqual([...NAMES].sort(), ['mam-jobs', 'mam-loop', 'mam-monitor', 'mam-orchestrator', 'mam-plans', 'mam-remote', 'mam-sessions', 'mam-worktrees']);
     const text = (name: string) => skillFiles(SKILLS.find((s) => s.name === name)!).map((f) => f.content).join('\n');
     for (const [name, words] of Object.entries({
       'mam-sessions': ['session create', '--onboard', 'Exit 44', '45', 'session stop', '--purge-conversation --yes', 'cannot be undone', 'session resume', 'resume --all', 'session status', 'pane_gone'],
       'mam-monitor': ['monitor --once', 'session monitor', 'terminated', 'registered', 'kill', 'SIGTERM'],
       'mam-orchestrator': ['orchestrator register --agent', '--conversation', ' init --json', 'CLAUDE_CODE_SESSION_ID', 'CODEX_THREAD_ID', 'purge'],
       'mam-jobs': ['job wait', '--any', '75', 'job logs <id> --pane', 'pane.txt', '--agent human --agent-session', 'delegate-job.js', '--event <name>', 'references/job-types.md'],
+      'mam-plans': ['plan run <file>', 'plan status <plan-id>', 'plan list', 'plan resume <plan-id>', 'plan cancel <plan-id>', 'plan draft --goal', 'needs', 'human:NAME', '{ agent: shell, command:', 'max_parallel', 'budget_exceeded', 'write a plan and let MAM run it', 'exits 64'],
     })) {
       for (const w of words) assert.ok(text(name).includes(w), `${name} teaches ${w}`);
     }
@@ -177,6 +178,7 @@ describe('what mam init installs', () => {
       'Orchestrator (Delegator)', 'project manager (PM)', 'Worker (Implementer)', '**Reviewer**', '**Planner**', '### Workflow',
       'No change to core logic without a reviewed diff', 'review loop passed', 'One job per session', "Never type into another agent's pane",
       'ASCII', 'brief file', 'Pane snapshot rule', 'job logs <id> --pane', 'Review snapshot rule', '[VERDICT: PASS]',
+      'Several dependent changes: a plan', '`plan run`', '`mam-plans`',
     ]) {
       assert.ok(rules.includes(w), `the rules say ${w}`);
     }

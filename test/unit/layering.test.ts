@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['jobs'],
   ['loop', 'remote'],
   ['overlap', 'merge'],
+  ['plan'],
   ['init', 'demo'],
   ['.'],
 ];

@@ -6,6 +6,7 @@ import { doctorCommand } from './doctor';
 import { initCommand } from './init';
 import { jobCommands } from './job';
 import { loopCommands } from './loop';
+import { planCommands } from './plan';
 import { mergeCommands } from './merge';
 import { monitorCommand } from './monitor';
 import { orchestratorCommands } from './orchestrator';
@@ -23,6 +24,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'session', summary: 'agent sessions: create, stop, resume, status, send, monitor, list' },
   { name: 'job', summary: 'delegated jobs: submit, wait, cancel, verify, list, status, logs' },
   { name: 'loop', summary: 'the review loop: mam loop --task … --creator S --reviewer A,B; status, list, resume, cancel' },
+  { name: 'plan', summary: 'a plan of tasks run to landed code: run FILE, status, list, resume, cancel, draft' },
   { name: 'worktree', summary: 'issue worktrees for creators: prepare, remove' },
   { name: 'merge', summary: 'the local merge queue: enqueue, status, run, remove' },
   { name: 'orchestrator', summary: "register the orchestrator's own conversation" },
@@ -30,4 +32,4 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...worktreeCommands, ...mergeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, conflictsCommand, doctorCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...planCommands, ...worktreeCommands, ...mergeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, conflictsCommand, doctorCommand, demoCommand];

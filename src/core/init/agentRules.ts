@@ -42,6 +42,10 @@ ${skills.map((s) => `\`${s}\``).join(', ')}; \`mam-jobs/references/job-types.md\
 
 - **No change to core logic without a reviewed diff**: it lands only after a review loop passed on
   it (exit 0). A NOT PASS goes back to the creator, never around the reviewers.
+- **Several dependent changes: a plan.** For work of several changes that build on each other,
+  write a plan file and run it (\`plan run\`, the \`mam-plans\` skill) rather than chaining
+  worktree, session, loop and merge commands yourself: the plan lands each change only after its
+  review, runs independent tasks at once, and survives your stopping (\`plan resume\`).
 - **One job per session.** A session gets its next job only after its current one has ended;
   parallel work needs several sessions.
 - **Never type into another agent's pane** (no \`tmux send-keys\`, no pasting): only through \`mam\`

@@ -11,7 +11,7 @@ function loop({ mam, where, exits }: SkillText): Skill {
     name: 'mam-loop',
     description: 'Run a Multi-Agent Mux (MAM) review loop (creator implements, reviewers review a pinned snapshot until all say PASS) and read its verdicts and reports.',
     tags: ['review', 'loop', 'verdict', 'snapshot', 'planner'],
-    related: ['mam-jobs', 'mam-worktrees', 'mam-sessions'],
+    related: ['mam-jobs', 'mam-worktrees', 'mam-sessions', 'mam-plans'],
     prereq: ['mam-sessions'],
     body: `# MAM review loop
 

@@ -1,5 +1,6 @@
 import { version } from '../../../package.json';
 import { jobSkills } from './jobSkills';
+import { planSkills } from './planSkills';
 import { reviewSkills } from './reviewSkills';
 import { sessionSkills } from './sessionSkills';
 import { skillText, type Skill, type SkillFile } from './skillText';
@@ -25,12 +26,12 @@ export const SKILL_META = {
 
 /**
  * The skills an orchestrating agent needs to run a MAM team — the seeds' eight in seven (create,
- * stop, resume and status are mam-sessions) — every command spelled out with `cli` (the absolute
- * path of the bundled CLI), so no install or PATH is needed.
+ * stop, resume and status are mam-sessions), and plans — every command spelled out with `cli` (the
+ * absolute path of the bundled CLI), so no install or PATH is needed.
  */
 export function mamSkills(cli: string, workspace: string): Skill[] {
   const t = skillText(cli, workspace);
-  return [...sessionSkills(t), ...jobSkills(t), ...reviewSkills(t)];
+  return [...sessionSkills(t), ...jobSkills(t), ...reviewSkills(t), ...planSkills(t)];
 }
 
 /** SKILL.md: the YAML frontmatter, then the body. */
