@@ -5,6 +5,8 @@ import { TRUSTED, type Trust } from './base/trust';
 import { resolveConfig, type ResolvedConfig } from './config/settings';
 import { JobEngine } from './jobs/jobEngine';
 import { JobService } from './jobs/jobService';
+import { watchUsage } from './jobs/jobUsage';
+import { keepPaneText } from './jobs/paneText';
 import { JobTargets, type JobTarget } from './jobs/jobTarget';
 import { localTarget } from './jobs/localTarget';
 import { personTarget } from './jobs/personTarget';
@@ -81,20 +83,27 @@ export class Core extends DisposableBase {
   }
 
   get jobs(): JobEngine {
-    return (this.jobsCache ??= this._register(
-      new JobEngine({
-        controlPlane: this.controlPlane,
-        config: this.config,
-        sessions: this.sessions,
-        muxFactory: this.muxFactory,
-        logger: this.options.logger,
-        env: this.options.env,
-        cliPath: this.options.cliPath,
-        targets: new JobTargets(this.options.targets ?? [localTarget, personTarget, remoteTarget]),
-        trust: this.trust,
-        ...(this.options.clock ? { clock: this.options.clock } : {}),
-      }),
-    ));
+    if (!this.jobsCache) {
+      const engine = this._register(
+        new JobEngine({
+          controlPlane: this.controlPlane,
+          config: this.config,
+          sessions: this.sessions,
+          muxFactory: this.muxFactory,
+          logger: this.options.logger,
+          env: this.options.env,
+          cliPath: this.options.cliPath,
+          targets: new JobTargets(this.options.targets ?? [localTarget, personTarget, remoteTarget]),
+          trust: this.trust,
+          ...(this.options.clock ? { clock: this.options.clock } : {}),
+        }),
+      );
+      // What follows the engine's jobs: their tokens from the agents' stores, a pane's text when a job ends.
+      engine.keep(watchUsage(engine));
+      engine.keep(keepPaneText(engine));
+      this.jobsCache = engine;
+    }
+    return this.jobsCache;
   }
 
   /** The jobs as a long-lived host uses them: submit, cancel, verify, act as a person, onboard, the jobs in memory. */

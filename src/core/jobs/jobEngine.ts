@@ -12,8 +12,6 @@ import type { MuxFactory } from '../mux';
 import type { SessionService } from '../sessions/sessionService';
 import { JobBus } from './jobBus';
 import { JobLedger } from './jobLedger';
-import { watchUsage } from './jobUsage';
-import { keepPaneText } from './paneText';
 import type { JobTargets } from './jobTarget';
 import { JobSupervisor, type SupervisorOptions } from './supervisor';
 import { errorMessage } from '../base/errors';
@@ -64,9 +62,12 @@ export class JobEngine extends DisposableBase {
     this.ledger = this._register(new JobLedger(deps.controlPlane, deps.logger, this.clock));
     this.index = this._register(new JobIndex(deps.controlPlane, this.ledger));
     this.trust = deps.trust ?? TRUSTED;
-    this._register(watchUsage(this));
-    this._register(keepPaneText(this));
     this.workspaceId = workspaceIdOf(deps.controlPlane.workspace);
+  }
+
+  /** Ties what watches this engine (usage readings, pane text: added by the composition root) to its life. */
+  keep<T extends { dispose(): void }>(watcher: T): T {
+    return this._register(watcher);
   }
 
   get endpoint(): BrokerEndpoint | undefined {
