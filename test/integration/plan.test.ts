@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PlanState } from '../../src/core/plan/planState';
-import { FAKE_AGENT, tempDir } from '../support/helpers';
+import { execa } from 'execa';
+import { CLI, FAKE_AGENT, tempDir, until } from '../support/helpers';
 import { GIT_ENV, loopFixture, type JobFixture } from '../support/jobs';
 
 /**
@@ -164,5 +165,36 @@ tasks:
     const again = await f.run(['plan', 'draft', '--goal', 'Again', '--planner', 'planner-1', '--out', out]);
     assert.equal(again.exitCode, 64);
     assert.match(again.stderr, /exists; name another file with --out/);
+  });
+
+  it('two ready tasks naming the same file do not run at once: the later waits for the earlier, and says so; a third runs beside them', async () => {
+    f = fixture();
+    const file = planFile(`title: Same file
+max_parallel: 3
+defaults: { creator: claude, reviewers: [codex], max_loop: 1 }
+tasks:
+  - id: first
+    task: Change feature.txt one way
+  - id: second
+    task: Change feature.txt another way
+  - id: other
+    task: Something else entirely
+`);
+    const child = execa(process.execPath, [CLI, 'plan', 'run', file, '--json'], { cwd: f.workspace, env: f.env, reject: false });
+    const plansDir = path.join(f.workspace, '.mam', 'plans');
+    const state = (): PlanState | undefined => {
+      const id = fs.existsSync(plansDir) ? fs.readdirSync(plansDir)[0] : undefined;
+      const at = id ? path.join(plansDir, id, 'state.json') : undefined;
+      return at && fs.existsSync(at) ? (JSON.parse(fs.readFileSync(at, 'utf8')) as PlanState) : undefined;
+    };
+    // While the first runs, the second is pending and waits for it, naming the file.
+    await until(() => state()?.tasks.find((t) => t.id === 'second')?.waits_for.join() === 'first (both name feature.txt)', 60_000, 'second to wait for first');
+    const r = await child;
+    assert.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    const end = state()!;
+    const by = new Map(end.tasks.map((t) => [t.id, t]));
+    assert.ok(by.get('second')!.started_at! >= by.get('first')!.ended_at!, 'second started once first had landed');
+    assert.ok(by.get('other')!.started_at! < by.get('first')!.ended_at!, 'other ran beside first');
+    assert.deepEqual(end.tasks.map((t) => [t.id, t.state, t.waits_for.length]), [['first', 'landed', 0], ['second', 'landed', 0], ['other', 'landed', 0]]);
   });
 });

@@ -140,7 +140,7 @@ function counts(plan: PlanState): Record<string, number> {
 
 /** What each task waits for: the tasks it needs that have not landed, or the tasks it may conflict with. */
 function waitsFor(plan: PlanState, needs: Map<string, string[]>, t: TaskState): string[] {
-  if (t.state === 'pending') return (needs.get(t.id) ?? []).filter((n) => plan.tasks.find((x) => x.id === n)?.state !== 'landed');
+  if (t.state === 'pending') return [...(needs.get(t.id) ?? []).filter((n) => plan.tasks.find((x) => x.id === n)?.state !== 'landed'), ...t.waits_for];
   return t.waits_for;
 }
 

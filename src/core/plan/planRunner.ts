@@ -17,6 +17,7 @@ import type { SessionService } from '../sessions/sessionService';
 import { isMeasured } from '../store/jobUsageSchema';
 import { IssueWorktrees } from '../worktree/worktree';
 import { parsePlan, type Plan, type PlanTask } from './planFile';
+import { namedPaths, sharedPath } from './planConflicts';
 import { assigneeSessions, type TaskSessions } from './planSessions';
 import { TASK_ENDS, type PlanState, type PlanStore, type TaskState, type TaskStep } from './planState';
 
@@ -91,12 +92,20 @@ export class PlanRunner extends DisposableBase {
         const now = await this.blockUnreachable(id);
         if (now.status === 'cancelled') break;
         const running = now.tasks.filter((t) => t.state === 'running' && !active.has(t.id));
-        const ready = now.tasks.filter((t) => t.state === 'pending' && this.needsOf(t.id).every((n) => now.tasks.find((x) => x.id === n)?.state === 'landed'));
-        // A resumed run first takes up the tasks that were under way, then starts ready ones.
+        const ready = now.tasks.filter((t) => t.state === 'pending' && !active.has(t.id) && this.needsOf(t.id).every((n) => now.tasks.find((x) => x.id === n)?.state === 'landed'));
+        // A resumed run first takes up the tasks that were under way, then starts ready ones; a
+        // ready task predicted to conflict with one under way waits for it to end (it says so).
+        const waits = new Map<string, string[]>();
         for (const t of [...running, ...ready]) {
           if (active.size >= now.max_parallel) break;
+          const clash = t.state === 'pending' ? this.clashes(t.id, [...active.keys()]) : [];
+          if (clash.length) {
+            waits.set(t.id, clash);
+            continue;
+          }
           active.set(t.id, this.drive(id, t.id).finally(() => active.delete(t.id)));
         }
+        await this.noteWaits(id, waits);
         if (active.size === 0) break;
         await Promise.race(active.values());
       }
@@ -117,6 +126,34 @@ export class PlanRunner extends DisposableBase {
       p.owner = { pid: process.pid, host: os.hostname() };
       if (p.status !== 'cancelled') p.status = 'running';
       return structuredClone(p);
+    });
+  }
+
+  /** The tasks under way that `taskId` is predicted to conflict with (its text and theirs name the same file), with the file. */
+  private clashes(taskId: string, under: readonly string[]): string[] {
+    const mine = this.namedOf(taskId);
+    if (mine.length === 0) return [];
+    return under.filter((other) => other !== taskId).flatMap((other) => {
+      const file = sharedPath(mine, this.namedOf(other));
+      return file ? [`${other} (both name ${file})`] : [];
+    });
+  }
+
+  private readonly named = new Map<string, string[]>();
+
+  private namedOf(taskId: string): string[] {
+    let paths = this.named.get(taskId);
+    if (!paths) this.named.set(taskId, (paths = namedPaths(this.spec(taskId).task, this.workspace)));
+    return paths;
+  }
+
+  /** Pending tasks record what they wait for (shown by status and the views); the others wait for nothing. */
+  private async noteWaits(id: string, waits: ReadonlyMap<string, string[]>): Promise<void> {
+    const now = this.plans.require(id);
+    const differs = now.tasks.some((t) => t.state === 'pending' && (waits.get(t.id) ?? []).join() !== t.waits_for.join());
+    if (!differs) return;
+    await this.plans.update(id, (p) => {
+      for (const t of p.tasks) if (t.state === 'pending' && !t.started_at) t.waits_for = waits.get(t.id) ?? [];
     });
   }
 
@@ -152,6 +189,7 @@ export class PlanRunner extends DisposableBase {
   private async drive(id: string, taskId: string): Promise<void> {
     try {
       let task = await this.patch(id, taskId, (t) => {
+        t.waits_for = [];
         if (t.state === 'pending') {
           t.state = 'running';
           t.started_at = this.plans.now();
