@@ -127,7 +127,7 @@ tasks:
     }
   });
 
-  it('a budget crossed ends the task as budget_exceeded, keeping its branch and worktree; what needs it is blocked', async () => {
+  it('a budget crossed (tokens, or an estimated cost) ends the task as budget_exceeded, keeping its branch and worktree; what needs it is blocked', async () => {
     f = fixture();
     const r = await f.run(['plan', 'run', planFile(`title: Tight
 defaults: { creator: claude, reviewers: [codex], max_loop: 2 }
@@ -138,15 +138,21 @@ tasks:
   - id: next
     task: Needs it
     needs: [big]
+  - id: dear
+    task: Costs more than it may (claude's price is known)
+    budget: { cost_usd: 0.000001 }
 `), '--json']);
     assert.equal(r.exitCode, 1, `${r.stdout}\n${r.stderr}`);
     const plan = JSON.parse(r.stdout) as { tasks: Array<{ id: string; state: string; why: string | null; tokens: number; branch: string | null }> };
     const big = plan.tasks.find((t) => t.id === 'big')!;
     assert.equal(big.state, 'budget_exceeded', JSON.stringify(big));
-    assert.match(big.why!, /over its budget of 1/);
+    assert.match(big.why!, /^spent \d+ tokens, over the budget of 1$/);
     assert.ok(big.tokens > 1);
     assert.equal(plan.tasks.find((t) => t.id === 'next')!.state, 'blocked');
     assert.ok(git('branch', '--list', big.branch!).length > 0, 'its branch is kept');
+    const dear = plan.tasks.find((t) => t.id === 'dear')!;
+    assert.equal(dear.state, 'budget_exceeded', JSON.stringify(dear));
+    assert.match(dear.why!, /^spent an estimated \$[\d.e-]+, over the budget of \$0\.0000010$/);
   });
 
   it('plan draft: a planner answer with a problem goes back once with it; the corrected plan is written, valid, and never over an existing file', async () => {

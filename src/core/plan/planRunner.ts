@@ -16,7 +16,8 @@ import { branchTip } from '../merge/repo';
 import type { SessionService } from '../sessions/sessionService';
 import { isMeasured } from '../store/jobUsageSchema';
 import { IssueWorktrees } from '../worktree/worktree';
-import { parsePlan, type Plan, type PlanTask } from './planFile';
+import { parsePlan, type Plan, type PlanBudget, type PlanTask } from './planFile';
+import { estimateCost, workspacePrices } from '../usage/prices';
 import { namedPaths, sharedPath } from './planConflicts';
 import { assigneeSessions, type TaskSessions } from './planSessions';
 import { TASK_ENDS, type PlanState, type PlanStore, type TaskState, type TaskStep } from './planState';
@@ -332,43 +333,61 @@ export class PlanRunner extends DisposableBase {
     await this.worktrees.remove(worktreeIssue(id, task.id)).catch((err: unknown) => this.deps.logger.warn(`removing the worktree of ${task.id}: ${errorMessage(err)}`));
   }
 
-  /** Tokens per task and for the plan, from the jobs' usage; a crossed budget ends what it covers. */
+  /**
+   * Tokens (input + output) and, where every model's price is known, an estimated cost per task
+   * and for the plan, from its jobs' usage as the agents' own stores record it; a crossed budget
+   * ends what it covers as budget_exceeded (its loop cancelled, its branch and worktree kept).
+   */
   private async checkBudgets(id: string): Promise<void> {
     const jobs = this.deps.jobs.deps.controlPlane.jobs;
-    const crossed: Array<{ task: string; loop: string | null }> = [];
+    const prices = workspacePrices(this.deps.jobs.deps.controlPlane.paths, (m) => this.deps.logger.warn(m));
+    const crossed: Array<string | null> = [];
+    const over = (spent: { tokens: number; cost: number | null }, budget: PlanBudget | undefined): string | undefined => {
+      if (budget?.tokens !== undefined && spent.tokens > budget.tokens) return `${spent.tokens} tokens, over the budget of ${budget.tokens}`;
+      if (budget?.cost_usd !== undefined && spent.cost !== null && spent.cost > budget.cost_usd) return `an estimated ${dollars(spent.cost)}, over the budget of ${dollars(budget.cost_usd)}`;
+      return undefined;
+    };
     await this.plans.update(id, (p) => {
-      let total = 0;
+      let tokens = 0;
+      let cost: number | null = 0;
       for (const t of p.tasks) {
-        const ids = new Set<string>();
-        if (t.loop_id) for (const s of this.loops.get(t.loop_id)?.steps ?? []) if (s.job_id) ids.add(s.job_id);
-        const entry = t.merge_entry ? this.queue.get(t.merge_entry) : undefined;
-        if (entry?.job_id) ids.add(entry.job_id);
-        t.tokens = [...ids].reduce((sum, j) => {
-          const usage = jobs.get(j)?.usage;
-          return sum + (isMeasured(usage) ? usage.input_tokens + usage.output_tokens : 0);
-        }, 0);
-        total += t.tokens;
-        const limit = this.spec(t.id).budget?.tokens;
-        if (t.state === 'running' && limit !== undefined && t.tokens > limit) {
+        const usages = this.jobsOf(t).map((j) => jobs.get(j)?.usage).filter(isMeasured);
+        t.tokens = usages.reduce((sum, u) => sum + u.input_tokens + u.output_tokens, 0);
+        const costs = usages.map((u) => estimateCost(u, prices));
+        t.cost_usd = costs.every((c) => c !== undefined) ? costs.reduce<number>((a, c) => a + c!, 0) : null;
+        tokens += t.tokens;
+        cost = cost === null || t.cost_usd === null ? null : cost + t.cost_usd;
+        const why = t.state === 'running' ? over({ tokens: t.tokens, cost: t.cost_usd }, this.spec(t.id).budget) : undefined;
+        if (why) {
           t.state = 'budget_exceeded';
-          t.why = `spent ${t.tokens} tokens, over its budget of ${limit}`;
+          t.why = `spent ${why}`;
           t.ended_at = this.plans.now();
-          crossed.push({ task: t.id, loop: t.loop_id });
+          crossed.push(t.loop_id);
         }
       }
-      p.tokens = total;
-      const planLimit = this.plan.budget?.tokens;
-      if (planLimit !== undefined && total > planLimit) {
+      p.tokens = tokens;
+      p.cost_usd = cost;
+      const planWhy = over({ tokens, cost }, this.plan.budget);
+      if (planWhy) {
         for (const t of p.tasks.filter((x) => x.state === 'running' || x.state === 'pending')) {
-          if (t.state === 'running') crossed.push({ task: t.id, loop: t.loop_id });
+          if (t.state === 'running') crossed.push(t.loop_id);
           t.state = 'budget_exceeded';
-          t.why = `the plan spent ${total} tokens, over its budget of ${planLimit}`;
+          t.why = `the plan spent ${planWhy}`;
           t.ended_at = this.plans.now();
         }
       }
     });
     // Nothing more is dispatched for them: their loops stop; branches and worktrees stay.
-    for (const { loop } of crossed) if (loop) await cancelLoop(this.deps.jobs, this.loops, loop).catch(() => undefined);
+    for (const loop of crossed) if (loop) await cancelLoop(this.deps.jobs, this.loops, loop).catch(() => undefined);
+  }
+
+  /** The jobs a task gave: its loop's steps, and its creator's merge-queue job. */
+  private jobsOf(t: TaskState): string[] {
+    const ids = new Set<string>();
+    if (t.loop_id) for (const s of this.loops.get(t.loop_id)?.steps ?? []) if (s.job_id) ids.add(s.job_id);
+    const entry = t.merge_entry ? this.queue.get(t.merge_entry) : undefined;
+    if (entry?.job_id) ids.add(entry.job_id);
+    return [...ids];
   }
 
   private async finish(id: string): Promise<PlanState> {
@@ -394,6 +413,11 @@ export class PlanRunner extends DisposableBase {
   private say(line: string): void {
     this.deps.say?.(line);
   }
+}
+
+/** Money as a budget reads: cents, or two significant digits below a cent. */
+function dollars(usd: number): string {
+  return usd > 0 && usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`;
 }
 
 /** The worktree (and branch `mam/<issue>`) of a plan's task: unique per plan and task. */
