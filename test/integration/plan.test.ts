@@ -107,18 +107,19 @@ tasks:
     assert.ok(git('worktree', 'list', '--porcelain').includes(path.join('.mam', 'worktrees')), 'the failed task keeps its worktree');
   });
 
-  it('a bad plan (a cycle, an unknown need, a duplicate ID, a bad agent, an unknown session) → exit 64, one line, nothing created', async () => {
+  it('a bad plan (a cycle, an unknown need, a duplicate ID, a bad agent) → exit 64, an unknown session → exit 5; one line, nothing created', async () => {
     f = fixture();
     const cases: Array<[string, RegExp]> = [
       ['tasks:\n  - { id: a, task: A, needs: [b], creator: claude, reviewers: [codex] }\n  - { id: b, task: B, needs: [a], creator: claude, reviewers: [codex] }\n', /cycle: a → b → a|cycle: b → a → b/],
       ['tasks:\n  - { id: a, task: A, needs: [nope], creator: claude, reviewers: [codex] }\n', /unknown task 'nope'/],
       ['tasks:\n  - { id: a, task: A, creator: claude, reviewers: [codex] }\n  - { id: a, task: B, creator: claude, reviewers: [codex] }\n', /duplicate|twice|more than once/],
       ['tasks:\n  - { id: a, task: A, creator: { agent: shel }, reviewers: [codex] }\n', /agent|shel/],
+      // Valid, but it cannot start here: exit 5.
       ['tasks:\n  - { id: a, task: A, creator: claude, reviewers: [nobody-here] }\n', /no session 'nobody-here'/],
     ];
     for (const [body, message] of cases) {
       const r = await f.run(['plan', 'run', planFile(`title: Bad\n${body}`)]);
-      assert.equal(r.exitCode, 64, `${body}\n${r.stderr}`);
+      assert.equal(r.exitCode, /nobody-here/.test(body) ? 5 : 64, `${body}\n${r.stderr}`);
       assert.match(r.stderr, message);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.ok(!fs.existsSync(path.join(f.workspace, '.mam', 'plans')), 'no plan stored');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { dateOn } from '../base/clock';
-import { UsageError, errorMessage } from '../base/errors';
+import { ExitCode, MamError, UsageError, errorMessage } from '../base/errors';
 import { printable } from '../base/ids';
 import type { JobEngine } from '../jobs/jobEngine';
 import { cancelLoop } from '../loop/loopCancel';
@@ -9,6 +9,13 @@ import { LoopStore } from '../loop/loopState';
 import { branchTip, worktrees } from '../merge/repo';
 import { parsePlan, type Assignee, type Plan } from './planFile';
 import { PlanStore, newPlanId, newTaskState, type PlanState } from './planState';
+
+/** The plan is valid but cannot start here: a session it names is missing, or the target branch (exit 5). */
+export class PlanNotStartedError extends MamError {
+  constructor(message: string) {
+    super(message, 'plan_not_started', ExitCode.notDelivered);
+  }
+}
 
 /** A plan as `mam plan run FILE` starts it: read, checked against the workspace, stored; nothing is created before every check passed. */
 export async function startPlan(engine: JobEngine, file: string, options: { baseDir: string; maxParallel?: number }): Promise<PlanState> {
@@ -26,7 +33,7 @@ export async function startPlan(engine: JobEngine, file: string, options: { base
   }
   await checkSessions(engine, plan);
   const into = plan.into ?? (await primaryBranch(controlPlane.workspace));
-  if (!(await branchTip(controlPlane.workspace, into))) throw new UsageError(`${path.basename(where)}: into: no branch '${printable(into, 100)}' in the repository at ${controlPlane.workspace}`);
+  if (!(await branchTip(controlPlane.workspace, into))) throw new PlanNotStartedError(`${path.basename(where)}: into: no branch '${printable(into, 100)}' in the repository at ${controlPlane.workspace}`);
   const store = new PlanStore(controlPlane.paths, engine.clock);
   const now = store.now();
   return store.create({
@@ -42,7 +49,7 @@ async function checkSessions(engine: JobEngine, plan: Plan): Promise<void> {
   for (const task of plan.tasks) {
     const named: Assignee[] = [task.creator, ...task.reviewers, ...(task.planner ? [task.planner] : [])];
     for (const who of named) {
-      if (who.kind === 'session' && !known.has(who.name)) throw new UsageError(`task ${task.id}: no session '${printable(who.name, 64)}' in this workspace (name an agent such as claude, a running session, human:NAME or { agent: shell, command: … })`);
+      if (who.kind === 'session' && !known.has(who.name)) throw new PlanNotStartedError(`task ${task.id}: no session '${printable(who.name, 64)}' in this workspace (name an agent such as claude, a running session, human:NAME or { agent: shell, command: … })`);
     }
   }
 }
