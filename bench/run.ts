@@ -10,6 +10,7 @@ import { ControlPlane } from '../src/core/store/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
+import { benchMcp } from './mcp';
 import { benchScale } from './scale';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
     rows.push(...(await benchMqtt(root, CLI)));
     rows.push(...(await benchJobs(root, CLI, RUNS)));
+    rows.push(...(await benchMcp(root, CLI, RUNS)));
     rows.push(...(await benchScale(root, CLI)));
     rows.push(...(await benchRealAgents(root, CLI, RUNS)));
     rows.push(...(await benchOverlap(root, Math.min(RUNS, 15))));
