@@ -307,16 +307,16 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
       ['session_create', { name: 'w2', agent: 'shell', command: ['touch', path.join(f.workspace, 'ran')] }],
       ['session_send', { session: 'w1', text: 'hi' }], ['session_stop', { session: 'w1' }], ['session_resume', { session: 'w1' }],
       ['job_submit', { session: 'w1', prompt: 'x' }], ['job_cancel', { job: id }], ['loop_start', { task: 'x', creator: 'w1' }],
-      ['plan_run', { file: 'plan.yaml' }], ['conflicts', {}], ['merge_enqueue', { what: 'main' }],
+      ['plan_run', { file: 'plan.yaml' }], ['conflicts', {}], ['merge_enqueue', { what: 'main' }], ['job_wait', { jobs: [id] }],
     ];
     for (const [tool, args] of acting) {
       const a = await mcp.call(tool, args);
       assert.equal(a.isError, true, tool);
       assert.equal(a.text, `this workspace is not trusted: MAM does not run ${tool} here; trust the workspace to use it`);
     }
-    for (const [tool, args] of [['session_list', {}], ['job_status', { job: id }], ['job_logs', { job: id }], ['job_wait', { jobs: [id] }], ['loop_status', {}], ['merge_status', {}]] as const) {
+    for (const [tool, args] of [['session_list', {}], ['job_status', { job: id }], ['job_logs', { job: id }], ['loop_status', {}], ['plan_status', {}], ['merge_status', {}]] as const) {
       const a = await mcp.call(tool, args);
-      if (tool === 'loop_status') assert.match(a.text, /no loops/);
+      if (tool === 'loop_status' || tool === 'plan_status') assert.match(a.text, /^no (loops|plans) in this workspace$/);
       else ok(a, tool);
     }
     assert.deepEqual(snapshotTree(f.workspace), before);

@@ -97,7 +97,8 @@ const waitTool = defineTool({
     any: arg.flag({ description: 'return when the first of them ends (default: when all have)' }),
     timeout_s: arg.seconds({ description: 'give up after this many seconds (the jobs go on)' }),
   }),
-  acts: false,
+  // It changes nothing, but it connects to the broker (starting the embedded one) and applies the events it hears.
+  acts: true,
   hints: { readOnlyHint: true },
   cli: 'mam job wait ID… [--any] [--timeout S] --json',
   async run(a, call) {
