@@ -10,6 +10,7 @@ import { ControlPlane } from '../src/core/store/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
+import { benchMcp } from './mcp';
 import { benchScale } from './scale';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
     rows.push(...(await phase('session status', () => benchSessionStatus(root, CLI, RUNS))));
     rows.push(...(await phase('mqtt', () => benchMqtt(root, CLI))));
     rows.push(...(await phase('jobs', () => benchJobs(root, CLI, RUNS))));
+    rows.push(...(await phase('mcp', () => benchMcp(root, CLI, RUNS))));
     rows.push(...(await phase('scale', () => benchScale(root, CLI))));
     rows.push(...(await phase('real agents', () => benchRealAgents(root, CLI, RUNS))));
     rows.push(...(await phase('overlap', () => benchOverlap(root, Math.min(RUNS, 15)))));
