@@ -69,14 +69,34 @@ export interface Box {
 }
 
 /**
- * An edge's SVG path: from the middle of the needed task's right side to the middle of the
- * dependant's left side, as a curve that leaves and arrives horizontally.
+ * Where each edge leaves and enters its cards: a card's edges spread evenly down its side, in the
+ * order of the cards at their other ends (top first), so that no two arrows meet in one point and
+ * edges into one card do not cross each other there. Keys are `from→to`.
  */
-export function edgePath(from: Box, to: Box): string {
+export function edgePorts(edges: ReadonlyArray<{ from: string; to: string }>, boxOf: (id: string) => Box | undefined): Map<string, { y1: number; y2: number }> {
+  const mid = (id: string) => {
+    const b = boxOf(id);
+    return b ? b.top + b.height / 2 : 0;
+  };
+  const spread = (id: string, others: string[]): Map<string, number> => {
+    const b = boxOf(id);
+    const sorted = [...others].sort((a, c) => mid(a) - mid(c));
+    return new Map(sorted.map((o, i) => [o, b ? b.top + (b.height * (i + 1)) / (sorted.length + 1) : 0]));
+  };
+  const outs = new Map<string, Map<string, number>>();
+  const ins = new Map<string, Map<string, number>>();
+  for (const id of new Set(edges.map((e) => e.from))) outs.set(id, spread(id, edges.filter((e) => e.from === id).map((e) => e.to)));
+  for (const id of new Set(edges.map((e) => e.to))) ins.set(id, spread(id, edges.filter((e) => e.to === id).map((e) => e.from)));
+  return new Map(edges.map((e) => [`${e.from}→${e.to}`, { y1: outs.get(e.from)!.get(e.to)!, y2: ins.get(e.to)!.get(e.from)! }]));
+}
+
+/**
+ * An edge's SVG path: from the needed task's right side to the dependant's left side (at `y1`
+ * and `y2`; their middles when not given), as a curve that leaves and arrives horizontally.
+ */
+export function edgePath(from: Box, to: Box, y1 = from.top + from.height / 2, y2 = to.top + to.height / 2): string {
   const x1 = from.left + from.width;
-  const y1 = from.top + from.height / 2;
   const x2 = to.left;
-  const y2 = to.top + to.height / 2;
   const bend = Math.max(16, (x2 - x1) / 2);
   const r = (n: number) => Math.round(n * 10) / 10;
   return `M ${r(x1)} ${r(y1)} C ${r(x1 + bend)} ${r(y1)}, ${r(x2 - bend)} ${r(y2)}, ${r(x2)} ${r(y2)}`;

@@ -7,7 +7,7 @@
  * where the cards landed, and again when the page is resized.
  */
 import { capitalize, el, fact, pill, svg, type Tone } from './dom';
-import { edgePath, layoutPlan, pathEdges, type Box } from './planLayout';
+import { edgePath, edgePorts, layoutPlan, pathEdges, type Box } from './planLayout';
 import type { PlanModel, PlanTaskModel } from './planProtocol';
 import type { PageMessage } from './reportProtocol';
 
@@ -61,7 +61,7 @@ function drawGraph(model: PlanModel, post: (message: PageMessage) => void): { bo
   const criticalEdges = pathEdges(model.critical);
   const state = new Map(model.tasks.map((t) => [t.id, t.state]));
   const grid = el('div', { class: 'plan-grid', role: 'list', 'aria-label': `${model.tasks.length} tasks, each after the tasks it needs` });
-  grid.style.gridTemplateColumns = `repeat(${Math.max(1, layout.columns)}, minmax(13em, 17em))`;
+  grid.style.gridTemplateColumns = `repeat(${Math.max(1, layout.columns)}, minmax(14em, 18em))`;
   const cards = new Map<string, HTMLElement>();
   for (const task of model.tasks) {
     const card = taskCard(task, onPath.has(task.id), post);
@@ -85,13 +85,15 @@ function drawGraph(model: PlanModel, post: (message: PageMessage) => void): { bo
     edges.setAttribute('width', String(Math.ceil(grid.scrollWidth)));
     edges.setAttribute('height', String(Math.ceil(grid.scrollHeight)));
     const defs = svg('defs', {}, arrow('arrow', 'edge-head'), arrow('arrow-critical', 'edge-head critical'));
+    const ports = edgePorts(layout.edges, boxOf);
     const paths = layout.edges.flatMap(({ from, to }) => {
       const a = boxOf(from);
       const b = boxOf(to);
-      if (!a || !b) return [];
+      const port = ports.get(`${from}→${to}`);
+      if (!a || !b || !port) return [];
       const critical = criticalEdges.has(`${from}→${to}`);
       const waiting = state.get(from) !== 'landed';
-      return [svg('path', { class: `plan-edge${critical ? ' critical' : ''}${waiting ? ' waiting' : ''}`, d: edgePath(a, b), 'marker-end': `url(#${critical ? 'arrow-critical' : 'arrow'})`, 'data-from': from, 'data-to': to })];
+      return [svg('path', { class: `plan-edge${critical ? ' critical' : ''}${waiting ? ' waiting' : ''}`, d: edgePath(a, b, port.y1, port.y2), 'marker-end': `url(#${critical ? 'arrow-critical' : 'arrow'})`, 'data-from': from, 'data-to': to })];
     });
     edges.replaceChildren(defs, ...paths);
   };
@@ -99,7 +101,8 @@ function drawGraph(model: PlanModel, post: (message: PageMessage) => void): { bo
 }
 
 function arrow(id: string, cls: string): SVGMarkerElement {
-  return svg('marker', { id, viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '7', markerHeight: '7', orient: 'auto-start-reverse' }, svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: cls }));
+  // In the page's units: a thicker (critical) edge keeps the same head.
+  return svg('marker', { id, viewBox: '0 0 10 10', refX: '9', refY: '5', markerUnits: 'userSpaceOnUse', markerWidth: '10', markerHeight: '10', orient: 'auto-start-reverse' }, svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: cls }));
 }
 
 /** A task's card: its ID and state, its first line, what follows its state; a button to its loop's report once it has a loop. */

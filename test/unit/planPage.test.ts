@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { PLAN_ID_PATTERN, newTaskState, type TaskState } from '../../src/core/plan/planState';
 import { landedText, planDescription, taskDescription, waitingFor } from '../../src/views/plans/planText';
-import { edgePath, layoutPlan, pathEdges } from '../../src/webview/planLayout';
+import { edgePath, edgePorts, layoutPlan, pathEdges } from '../../src/webview/planLayout';
 import { PLAN_ID } from '../../src/webview/planProtocol';
 import { isHostMessage, isPageMessage, isPageState } from '../../src/webview/reportProtocol';
 
@@ -33,6 +33,16 @@ describe('the plan page and the Plans view: the layout of the graph, the words, 
       assert.equal(edgePath({ left: 0, top: 0, width: 100, height: 40 }, { left: 160, top: 60, width: 100, height: 40 }), 'M 100 20 C 130 20, 130 80, 160 80');
       assert.deepEqual([...pathEdges(['a', 'c', 'e'])], ['a→c', 'c→e']);
     });
+
+    it('two edges into one card enter it at two points, the upper from the upper card; one edge at the middle', () => {
+      const boxes: Record<string, { left: number; top: number; width: number; height: number }> = {
+        validate: { left: 0, top: 0, width: 100, height: 60 },
+        errors: { left: 0, top: 80, width: 100, height: 60 },
+        docs: { left: 160, top: 0, width: 100, height: 60 },
+      };
+      const ports = edgePorts([{ from: 'errors', to: 'docs' }, { from: 'validate', to: 'docs' }], (id) => boxes[id]);
+      assert.deepEqual(Object.fromEntries(ports), { 'errors→docs': { y1: 110, y2: 40 }, 'validate→docs': { y1: 30, y2: 20 } });
+    });
   });
 
   describe('the words: state first, then what the task waits for, its commit and rounds, why it ended', () => {
@@ -55,7 +65,7 @@ describe('the plan page and the Plans view: the layout of the graph, the words, 
 
     it('a landed task says its commit and rounds; one that ended otherwise says why, last', () => {
       assert.equal(taskDescription(task('a', { state: 'landed', landed_commit: '0123456789abcdef' }), [], 2), 'landed · 01234567 · 2 rounds');
-      assert.equal(taskDescription(task('a', { state: 'failed', why: 'its loop l-1 did not pass' }), [], 1), 'failed · 1 round · its loop l-1 did not pass');
+      assert.equal(taskDescription(task('a', { state: 'failed', why: 'its loop l-1 did not pass (max_loop)', loop_id: 'l-1' }), [], 1), 'failed · 1 round · its loop did not pass (max_loop)', 'the loop’s ID is the row’s link, not its words');
       assert.equal(taskDescription(task('a', { state: 'blocked', why: 'needs b, which failed' }), []), 'blocked · needs b, which failed');
       assert.equal(taskDescription(task('a', { state: 'budget_exceeded', why: 'spent 9 tokens, over its budget of 1' }), [], 1), 'over budget · 1 round · spent 9 tokens, over its budget of 1');
       assert.equal(taskDescription(task('a', { state: 'failed', why: 'a\u001b[31m red\nline' }), []), 'failed · a\\x1b[31m red\\x0aline', 'control characters shown, never obeyed');

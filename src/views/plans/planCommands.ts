@@ -67,6 +67,8 @@ async function runPlan(host: EngineHost, reports: ReportPanels, args: RunPlanArg
   if (!file) return;
   // Checked and stored here (a bad plan is refused with its one line, and nothing is made), then run by a process of its own.
   const plan = await fe.engine.core.plans.run(file);
+  // The Plans view (collapsed until plans are used) shows it, and its page opens in the editor.
+  await vscode.commands.executeCommand(`${PlanIds.view}.focus`);
   reports.showPlan(fe.folder.index, plan.id);
 }
 

@@ -71,7 +71,7 @@ export function roundsText(round: number | null | undefined): string | undefined
  * `a1b2c3d4 · 2 rounds` (landed), `1 round · its loop … did not pass` (ended otherwise).
  * `round` is the number of rounds its loop has had (undefined: no loop yet).
  */
-export function taskDetail(task: Pick<TaskState, 'state' | 'step' | 'why' | 'landed_commit'>, waiting: readonly string[], round?: number | null): string {
+export function taskDetail(task: Pick<TaskState, 'state' | 'step' | 'why' | 'landed_commit' | 'loop_id'>, waiting: readonly string[], round?: number | null): string {
   const list = (ids: readonly string[]) => ids.map((id) => printable(id, 40)).join(', ');
   switch (task.state) {
     case 'pending':
@@ -82,13 +82,16 @@ export function taskDetail(task: Pick<TaskState, 'state' | 'step' | 'why' | 'lan
     }
     case 'landed':
       return [task.landed_commit?.slice(0, 8), roundsText(round)].filter(Boolean).join(' · ');
-    default:
-      return [roundsText(round), task.why ? printable(task.why, 200) : undefined].filter(Boolean).join(' · ');
+    default: {
+      // "its loop l-2026… did not pass": the row links to that loop, so its ID only pushes the point out of sight.
+      const why = task.why && task.loop_id ? task.why.split(` ${task.loop_id}`).join('') : task.why;
+      return [roundsText(round), why ? printable(why, 200) : undefined].filter(Boolean).join(' · ');
+    }
   }
 }
 
 /** The task row's description: the state first, then the detail. */
-export function taskDescription(task: Pick<TaskState, 'state' | 'step' | 'why' | 'landed_commit'>, waiting: readonly string[], round?: number | null): string {
+export function taskDescription(task: Pick<TaskState, 'state' | 'step' | 'why' | 'landed_commit' | 'loop_id'>, waiting: readonly string[], round?: number | null): string {
   const detail = taskDetail(task, waiting, round);
   return detail ? `${stateWord(task.state)} · ${detail}` : stateWord(task.state);
 }

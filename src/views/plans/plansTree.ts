@@ -133,7 +133,9 @@ export class PlansTreeProvider extends DisposableBase implements vscode.TreeData
     const { fe, plan } = found;
     const ref = { folderIndex: node.folderIndex, planId: plan.id };
     if (node.kind === 'plan') {
-      const item = new vscode.TreeItem(printable(plan.title, 80) || plan.id, plan.status === 'running' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      // Open while it runs, and when it failed (which task, and why, is what a person looks for); shut once it landed or was cancelled.
+      const open = plan.status === 'running' || plan.status === 'failed';
+      const item = new vscode.TreeItem(printable(plan.title, 80) || plan.id, open ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
       const [icon, color] = PLAN_LOOK[plan.status];
       const runner = runnerOf(plan);
       item.id = `plan:${node.folderIndex}:${plan.id}`;
@@ -181,11 +183,13 @@ export class PlansTreeProvider extends DisposableBase implements vscode.TreeData
 
 /**
  * Makes `.mam/plans/` exist in a folder that uses MAM, so that the host's file watcher already
- * watches it when a plan's own folder is made in it: VS Code's watcher does not look into a folder
- * made inside another new one (seen in code-server 4.100: `.mam/plans/p-…/` made at once by the
- * first plan was never watched, and no change of its state file reached the view).
+ * watches it when a plan's own folder is made in it: VS Code's watcher does not always look into a
+ * folder made inside another new one (seen in code-server 4.100: `.mam/plans/p-…/` made at once by
+ * the first plan was not watched, and no change of its state file reached the view). Not in an
+ * untrusted window, which writes nothing into the folder.
  */
 function watchable(fe: FolderEngine): void {
+  if (!vscode.workspace.isTrusted) return;
   const dir = fe.engine.core.plans.plans.dir;
   try {
     if (fs.existsSync(path.dirname(dir))) fs.mkdirSync(dir, { recursive: true });
