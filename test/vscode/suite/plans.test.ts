@@ -66,7 +66,7 @@ describe('plans in VS Code: Run Plan from the palette, the Plans view, the plan 
     delete process.env.MAM_AGENT_COMMAND_CODEX;
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await cleanUp(api);
-    for (const name of ['.git', 'feature.txt', 'plan.yaml', 'failing.yaml', 'slow.yaml', 'bad.yaml', 'drafted.yaml', ...fs.readdirSync(ws).filter((n) => /^[0-9a-f]{6}-.*\.txt$/.test(n))]) fs.rmSync(path.join(ws, name), { recursive: true, force: true });
+    for (const name of ['.git', 'feature.txt', 'plan.yaml', 'failing.yaml', 'slow.yaml', 'resumed.yaml', 'bad.yaml', 'drafted.yaml', ...fs.readdirSync(ws).filter((n) => /^[0-9a-f]{6}-.*\.txt$/.test(n))]) fs.rmSync(path.join(ws, name), { recursive: true, force: true });
     for (const dir of ['plans', 'merge', 'worktrees']) fs.rmSync(path.join(ws, '.mam', dir), { recursive: true, force: true });
   });
   afterEach(() => {
@@ -239,6 +239,47 @@ tasks:
     // Cancelling again from the palette: no running plan is left to cancel.
     await vscode.commands.executeCommand('mam.cancelPlan');
     assert.deepEqual(prompts.infos.splice(0).filter((m) => m.includes('no plan')), ['MAM: no plan to cancel.']);
+  });
+
+  it('a plan whose runner died says so on its row; Resume Plan there goes on in a process of its own, and a live one is left alone', async () => {
+    const worker = { agent: 'shell', command: words(fakeAgentCommand('heartbeats')) };
+    writePlan('resumed.yaml', `title: Resumed work\ndefaults: { creator: ${JSON.stringify(worker)}, reviewers: [codex], max_loop: 1 }\ntasks:\n  - id: long\n    task: Goes on after a crash\n`);
+    const before = new Set(plans().map((p) => p.id));
+    await vscode.commands.executeCommand('mam.runPlan', { folderIndex: 0, file: 'resumed.yaml' });
+    const { id } = await newPlan(before);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const { owner: first, loop } = await waitFor('its runner to reach the loop', () => {
+      const p = engine().core.plans.get(id);
+      return p?.owner && p.tasks[0]!.loop_id ? { owner: p.owner, loop: p.tasks[0]!.loop_id } : undefined;
+    }, 120_000);
+    // The runner dies (a crash): the window started it, so the test may end it, by its ID.
+    process.kill(first.pid, 'SIGKILL');
+    await waitFor('the runner to be gone', () => !alive(first.pid));
+    const node: PlansNode = { kind: 'plan', folderIndex: 0, planId: id };
+    let row = api.plans.getTreeItem(node);
+    assert.deepEqual([row.description, row.contextValue], ['running · 0 of 1 landed · runner stopped', 'mam.plan.running.stopped']);
+    // The hover's markdown escapes the parentheses; shown, they are plain.
+    assert.ok((row.tooltip as vscode.MarkdownString).value.replace(/\\/g, '').includes(`- runner: stopped (process ${first.pid} is gone): Resume Plan goes on from where it was\n`));
+    await vscode.commands.executeCommand('mam.resumePlan', node);
+    const second = await waitFor('a new runner', () => {
+      const owner = engine().core.plans.get(id)?.owner;
+      return owner && owner.pid !== first.pid && alive(owner.pid) ? owner : undefined;
+    }, 30_000);
+    row = api.plans.getTreeItem(node);
+    assert.deepEqual([row.description, row.contextValue], ['running · 0 of 1 landed', 'mam.plan.running.live']);
+    await vscode.commands.executeCommand('mam.resumePlan', node);
+    assert.ok(prompts.infos.splice(0).includes(`MAM: the plan “Resumed work” is being run by process ${second.pid}; nothing to resume.`));
+    await engine().core.plans.cancel(id);
+    assert.equal((await ended(id, 60_000)).status, 'cancelled');
+    // Its loop was taken up by the new runner, not started again.
+    assert.deepEqual(engine().core.loops.list().filter((l) => l.task === 'Goes on after a crash').map((l) => [l.id, l.status]), [[loop, 'cancelled']]);
   });
 
   it('a bad plan: Run Plan shows its one line and changes nothing', async () => {
