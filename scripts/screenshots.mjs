@@ -20,6 +20,10 @@ const SHOTS = [
   { shot: 'sidebar.png', name: 'vscode.png', clip: { x: 0, y: 0, width: 348, height: 900 } },
   // A multi-root window in Dark Modern: the views grouped by folder, down to the Loops view (docs/vscode.md).
   { shot: 'multiroot.dark-modern.png', name: 'vscode-multiroot.png', clip: { x: 0, y: 0, width: 348, height: 580 } },
+  // The Plans view alone in Dark Modern (test/ui/plans.mjs: a running plan and an ended one with its five tasks), down to its last row.
+  { shot: 'plans.dark-modern.png', name: 'vscode-plans.png', clip: { x: 0, y: 0, width: 300, height: 232 } },
+  // The ended plan's page in Dark Modern: its tab, facts, graph of needs with the critical path, and the top of its task list.
+  { shot: 'plan.dark-modern.png', name: 'vscode-plan-page.png', clip: { x: 348, y: 35, width: 1052, height: 800 } },
 ];
 
 // A shot older than the bundle it shows is from an earlier run, not from this build.

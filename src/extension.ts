@@ -13,6 +13,7 @@ import { JobStatusBar } from './views/window/statusBar';
 import { registerDemoCommand, registerLoopCommands } from './views/loops/loopCommands';
 import { LoopsTreeProvider } from './views/loops/loopsTree';
 import { registerMergeQueueView, type MergeQueueTreeProvider } from './views/merge/mergeQueueTree';
+import { registerPlansView, type PlansTreeProvider } from './views/plans/plansTree';
 import { ReportPanels } from './views/loops/reportPanel';
 import { SnapshotContentProvider } from './views/loops/snapshotDocuments';
 import { UriSchemes } from './views/shared/uriSchemes';
@@ -27,6 +28,7 @@ export interface MamApi {
   jobs: JobsTreeProvider;
   loops: LoopsTreeProvider;
   mergeQueue: MergeQueueTreeProvider;
+  plans: PlansTreeProvider;
   statusBar: JobStatusBar;
   notifier: Notifier;
   reports: ReportPanels;
@@ -61,6 +63,8 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   // A loop file that cannot be read is named in its view, not hidden.
   context.subscriptions.push(loops.problems.showIn(loopsView));
   const reports = new ReportPanels(host, context.extensionUri);
+  const { provider: plans, disposables: planParts } = registerPlansView(host, reports);
+  context.subscriptions.push(...planParts);
   const gitignore = new GitignoreOffer(host, context.workspaceState);
   const init = new InitOffer(host, context.workspaceState, context.globalState, vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath);
   const sessionsView = vscode.window.createTreeView(Views.sessions, { treeDataProvider: sessions, showCollapseAll: true });
@@ -113,7 +117,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const activationMs = performance.now() - started;
   const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
   channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
-  return { host, sessions, jobs, loops, mergeQueue, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
+  return { host, sessions, jobs, loops, mergeQueue, plans, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
 }
 
 export function deactivate(): void {}

@@ -17,6 +17,12 @@
  *                          (rows of the views, their descriptions, the status-bar items); fails if not
  *                          within 30 s
  *     --status-shot F      also screenshot the status bar alone to F
+ *     --collapse-view NAME (repeatable) after --open-view, collapse the side-bar view titled NAME (as
+ *                          package.json names it), so that the others get its room
+ *     --expand-view NAME   (repeatable) then expand the side-bar view titled NAME (one that starts
+ *                          collapsed, as Plans does)
+ *     --view-shot NAME::F  (repeatable) also screenshot the side-bar view titled NAME alone (its header
+ *                          and rows) to F, and again in each --shot-theme (F named with the theme)
  *     --shot-theme LABEL   (repeatable) then switch to the colour theme LABEL (as Preferences: Color
  *                          Theme lists it), wait until the workbench shows it, and take the shot
  *                          again, named with the theme (sidebar.png → sidebar.dark-high-contrast.png)
@@ -32,6 +38,9 @@
  *                          Preferences: Color Theme lists it, e.g. "Light Modern", "Dark High Contrast"),
  *                          wait until the webview shows it, and screenshot it again to the webview
  *                          shot's name plus the theme (report.png → report.light-modern.png)
+ *     --webview-click SEL::EXPECT (repeatable, in order) after the webview checks: click the element
+ *                          SEL matches in the webview, as a person would, then wait for a webview
+ *                          (the same or another) showing EXPECT; fails (exit 1) if none does in 30 s
  *     --webview-expect SEL (repeatable) after the webview shot, SEL (a Playwright selector, so
  *                          `:has-text("…")` works) must match in the webview, or with a leading `!` must
  *                          not; fails (exit 1) otherwise
@@ -84,7 +93,7 @@ import { parseArgs } from 'node:util';
 import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
 import { QUIET_SETTINGS } from './settings.mjs';
-import { answerPick, clickRowAction, expectVisible, openViewContainer, runCommand, waitForWebview } from './workbench.mjs';
+import { answerPick, clickRowAction, expectVisible, openViewContainer, runCommand, setViewExpanded, viewPane, waitForWebview } from './workbench.mjs';
 import { measureContrast, pickColorTheme, webviewFrame } from './contrast.mjs';
 
 const RUN_PREFIX = 'mam-vscode-';
@@ -124,6 +133,10 @@ function options() {
         contrast: { type: 'string', multiple: true },
         'webview-expect': { type: 'string', multiple: true },
         'status-shot': { type: 'string' },
+        'collapse-view': { type: 'string', multiple: true },
+        'expand-view': { type: 'string', multiple: true },
+        'view-shot': { type: 'string', multiple: true },
+        'webview-click': { type: 'string', multiple: true },
         'shot-theme': { type: 'string', multiple: true },
         workspace: { type: 'string' },
         'multi-root': { type: 'boolean', default: false },
@@ -145,6 +158,11 @@ function options() {
     const parts = spec.split('::');
     if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) throw new HarnessError(`--row-action ${spec}: expected ROW::ACTION or ROW::ACTION::INPUT`, EXIT.usage);
   }
+  for (const [option, spec] of [...(values['view-shot'] ?? []).map((v) => ['--view-shot', v]), ...(values['webview-click'] ?? []).map((v) => ['--webview-click', v])]) {
+    const parts = spec.split('::');
+    if (parts.length !== 2 || parts.some((p) => p === '')) throw new HarnessError(`${option} ${spec}: expected two parts separated by ::`, EXIT.usage);
+  }
+  if (values['webview-click'] && !values['webview-shot']) throw new HarnessError('--webview-click needs --webview-shot', EXIT.usage);
   if (mode === 'ui' && !values.shot) throw new HarnessError('ui mode needs --shot <file.png>', EXIT.usage);
   if ((values.theme || values.contrast || values['webview-expect']) && !values['webview-shot']) throw new HarnessError('--theme, --contrast and --webview-expect need --webview-shot', EXIT.usage);
   if (values.pick && !values.command) throw new HarnessError('--pick needs --command', EXIT.usage);
@@ -371,6 +389,8 @@ async function runUi(run) {
   try {
     await page.locator('.monaco-workbench .part.activitybar').waitFor({ timeout: 60_000 });
     if (opts['open-view']) await openViewContainer(page, opts['open-view']);
+    for (const name of opts['collapse-view'] ?? []) await setViewExpanded(page, name, false);
+    for (const name of opts['expand-view'] ?? []) await setViewExpanded(page, name, true);
     if (opts.expect?.length) await expectVisible(page, opts.expect);
     // A still picture: the pointer off the activity bar (no tooltip), no focus outline, icon font loaded.
     await page.mouse.move(900, 600);
@@ -383,6 +403,7 @@ async function runUi(run) {
       await page.locator('.part.statusbar').screenshot({ path: opts['status-shot'] });
       log(`screenshot ${opts['status-shot']} (the status bar)`);
     }
+    await viewShots(page, opts['view-shot'], undefined);
     for (const theme of opts['shot-theme'] ?? []) {
       await pickColorTheme(page, undefined, theme);
       await page.mouse.move(900, 600);
@@ -390,6 +411,7 @@ async function runUi(run) {
       const shot = themed(opts.shot, theme);
       await page.screenshot({ path: shot });
       log(`screenshot ${shot} (theme ${theme})`);
+      await viewShots(page, opts['view-shot'], theme);
     }
     if (opts.command) await runCommand(page, opts.command);
     if (opts.pick) await answerPick(page, opts.pick);
@@ -399,6 +421,14 @@ async function runUi(run) {
       await page.screenshot({ path: opts['webview-shot'] });
       log(`screenshot ${opts['webview-shot']}`);
       webviewFailed = await webviewChecks(run);
+      for (const spec of opts['webview-click'] ?? []) {
+        const [selector, expect] = spec.split('::');
+        const frame = await webviewFrame(page, opts['webview-selector'], 30_000);
+        await frame.locator(selector).first().click({ timeout: 10_000 });
+        const shown = await waitForWebview(page, expect, 30_000).then(() => true, () => false);
+        log(`clicked ${selector} in the webview: ${shown ? `a webview shows ${expect}` : `FAILED: no webview shows ${expect}`}`);
+        webviewFailed ||= !shown;
+      }
     }
     for (const spec of opts['row-action'] ?? []) {
       const [row, action, input] = spec.split('::');
@@ -411,6 +441,16 @@ async function runUi(run) {
     await page.screenshot({ path: errorShot }).catch(() => {});
     log(`UI check failed: ${err.message.split('\n')[0]} (page at that moment: ${errorShot})`);
     return EXIT.harness;
+  }
+}
+
+/** --view-shot: each named side-bar view alone, named with the theme when one was switched to. */
+async function viewShots(page, specs, theme) {
+  for (const spec of specs ?? []) {
+    const [name, file] = spec.split('::');
+    const shot = theme ? themed(file, theme) : file;
+    await viewPane(page, name).screenshot({ path: shot });
+    log(`screenshot ${shot} (the ${name} view${theme ? `, theme ${theme}` : ''})`);
   }
 }
 

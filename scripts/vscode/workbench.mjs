@@ -55,6 +55,20 @@ function viewState({ viewletId, names }) {
   };
 }
 
+/** The side-bar pane of the view titled `name` (its header and its body). */
+export function viewPane(page, name) {
+  return page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header .title', { hasText: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i') }) }).first();
+}
+
+/** Collapses or expands the side-bar view titled `name` (a click on its header, as a person does) unless it already is. */
+export async function setViewExpanded(page, name, expanded) {
+  const header = viewPane(page, name).locator('.pane-header').first();
+  await header.waitFor({ timeout: 10_000 });
+  if ((await header.getAttribute('class'))?.split(/\s+/).includes('expanded') !== expanded) await header.locator('.title').first().click();
+  await page.waitForFunction(([el, want]) => el.classList.contains('expanded') === want, [await header.elementHandle(), expanded], { timeout: 5_000 });
+  log(`${expanded ? 'expanded' : 'collapsed'} the ${name} view`);
+}
+
 /** Runs a contributed command through the command palette, by its "Category: Title". */
 export async function runCommand(page, id) {
   const pkg = manifest();

@@ -1,12 +1,14 @@
 /**
  * The review-report page (built to media/report.js, run inside the webview). It draws what the
  * extension sends — the task, rounds with each reviewer's verdict and report, rebuttals, the
- * identity of each round, and a timeline of the loop's jobs. Structure is built with DOM calls and
+ * identity of each round, and a timeline of the loop's jobs; or a plan's page (./planPage.ts). Structure is built with DOM calls and
  * textContent; agent text that is markdown (reports, the task, rebuttals) goes through
  * markdown-it with raw HTML off, then DOMPurify, and its links only ask the extension to open them.
  */
 import DOMPurify from 'dompurify';
+import { capitalize, el, fact, pill, type Tone } from './dom';
 import { MARKDOWN_ATTRIBUTES, MARKDOWN_TAGS, renderMarkdown } from './markdown';
+import { renderPlan } from './planPage';
 import { isHostMessage, type PageMessage, type PageState, type ReportModel, type ReportReview, type ReportRound } from './reportProtocol';
 import { formatDuration, loopSpan } from './timeline';
 import { drawTimeline } from './timelineChart';
@@ -20,20 +22,6 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 const root = document.getElementById('root')!;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  for (const c of children) node.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  return node;
-}
-
-type Tone = 'pass' | 'fail' | 'pending' | 'warn' | 'neutral';
-
-/** A status pill: the theme's status colour as its dot, border and tint; its text in the foreground colour. */
-function pill(text: string, tone: Tone): HTMLElement {
-  return el('span', { class: `pill ${tone}` }, text);
-}
 
 function button(label: string, message: PageMessage, kind: 'primary' | 'secondary' = 'secondary'): HTMLButtonElement {
   const b = el('button', { type: 'button', class: kind }, label);
@@ -103,14 +91,6 @@ function render(model: ReportModel): void {
   root.replaceChildren(header, task, timeline, rounds);
 }
 
-function fact(term: string, value: Node | string): Node[] {
-  return [el('dt', {}, term), el('dd', {}, value)];
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1).replace(/_/g, ' ');
-}
-
 function renderRound(round: ReportRound, tokens: string | null): HTMLElement {
   const [label, tone] = ROUND_LOOK[round.status] ?? [capitalize(round.status), 'neutral'];
   const head = el('div', { class: 'card-head' }, el('h3', {}, `Round ${round.n}`), pill(label, tone), el('span', { class: 'spacer' }), round.pinned ? button('Open Changes', { type: 'openChanges', round: round.n }) : '');
@@ -144,6 +124,11 @@ function fileStatus(status: string): string {
 }
 
 window.addEventListener('message', (e: MessageEvent) => {
-  if (isHostMessage(e.data)) render(e.data.model);
+  if (!isHostMessage(e.data)) return;
+  if (e.data.type === 'model') render(e.data.model);
+  else {
+    vscode.setState({ folderIndex: e.data.plan.folderIndex, planId: e.data.plan.plan.id });
+    renderPlan(root, e.data.plan, (message) => vscode.postMessage(message));
+  }
 });
 vscode.postMessage({ type: 'ready' });

@@ -1,11 +1,15 @@
 /**
  * The one message protocol of the review-report webview, used by both sides: the extension
  * (src/views/loops/reportPanel.ts) and the page's script (src/webview/report.ts, built to
- * media/report.js). Every message that crosses is checked by the `is…` guards on arrival, each
- * reading it with its schema (src/core/base/schema.ts, which uses none of Node's APIs).
+ * media/report.js). The webview shows a loop's report or a plan's page (./planProtocol.ts).
+ * Every message that crosses is checked by the `is…` guards on arrival, each reading it with its
+ * schema (src/core/base/schema.ts, which uses none of Node's APIs).
  */
 
-import { bool, int, list, lit, matches, nullable, obj, refine, str, variant, type Schema } from '../core/base/schema';
+import { bool, either, int, list, lit, matches, nullable, obj, refine, str, variant, type Schema } from '../core/base/schema';
+import { LOOP_ID, PLAN_ID, planModel, type PlanModel } from './planProtocol';
+
+export type { PlanModel, PlanTaskModel } from './planProtocol';
 
 export interface ReportEvent {
   at: string;
@@ -73,8 +77,8 @@ export interface ReportModel {
   now: string;
 }
 
-/** Extension → page. */
-export type HostMessage = { type: 'model'; model: ReportModel };
+/** Extension → page: a loop's report, or a plan's page. */
+export type HostMessage = { type: 'model'; model: ReportModel } | { type: 'plan'; plan: PlanModel };
 
 /** Page → extension. */
 export type PageMessage =
@@ -83,13 +87,14 @@ export type PageMessage =
   | { type: 'openFileDiff'; round: number; path: string }
   | { type: 'openLog'; jobId: string }
   /** A link in a report, task or rebuttal; the extension opens it only if `linkTarget` allows. */
-  | { type: 'openLink'; href: string };
+  | { type: 'openLink'; href: string }
+  /** From a plan's page: the report of a task's loop (the extension opens only a loop of that plan). */
+  | { type: 'openLoop'; loopId: string }
+  /** From a plan's page: its runner's log. */
+  | { type: 'openPlanLog' };
 
-/** What the page keeps across reloads (`setState`), for the panel serializer. */
-export interface PageState {
-  folderIndex: number;
-  loopId: string;
-}
+/** What the page keeps across reloads (`setState`), for the panel serializer: the loop or the plan it shows. */
+export type PageState = { folderIndex: number; loopId: string } | { folderIndex: number; planId: string };
 
 const text = str();
 const textOrNull = nullable(text);
@@ -102,6 +107,8 @@ const pageMessage: Schema<PageMessage> = variant('type', {
   openFileDiff: obj({ type: lit('openFileDiff'), round, path: refine(str({ max: 4095 }), (p) => (p.startsWith('/') || p.split('/').includes('..') ? 'must stay inside the checkout' : undefined)) }),
   openLog: obj({ type: lit('openLog'), jobId: str({ pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/ }) }),
   openLink: obj({ type: lit('openLink'), href: refine(text, (href) => (linkTarget(href) === undefined ? 'is not a link the report opens' : undefined)) }),
+  openLoop: obj({ type: lit('openLoop'), loopId: str({ pattern: LOOP_ID }) }, { extra: 'refuse' }),
+  openPlanLog: obj({ type: lit('openPlanLog') }, { extra: 'refuse' }),
 });
 
 const reportModel: Schema<ReportModel> = obj({
@@ -150,9 +157,12 @@ const reportModel: Schema<ReportModel> = obj({
   now: text,
 });
 
-const hostMessage: Schema<HostMessage> = obj({ type: lit('model'), model: reportModel });
+const hostMessage: Schema<HostMessage> = variant('type', {
+  model: obj({ type: lit('model'), model: reportModel }),
+  plan: obj({ type: lit('plan'), plan: planModel }),
+});
 
-const pageState: Schema<PageState> = obj({ folderIndex: int(), loopId: str({ pattern: /^l-[A-Za-z0-9-]{1,80}$/ }) });
+const pageState: Schema<PageState> = either(obj({ folderIndex: int(), loopId: str({ pattern: LOOP_ID }) }), obj({ folderIndex: int(), planId: str({ pattern: PLAN_ID }) }), 'must name a loop or a plan');
 
 /** A message from the page the extension acts on; anything else is ignored. */
 export function isPageMessage(m: unknown): m is PageMessage {

@@ -4,7 +4,8 @@
 // eye), and both are screenshot to test-output/ (sidebar.png, statusbar.png; report.png, the review
 // report webview of a loop with its timeline, then in four themes with its text contrast measured,
 // test/ui/reportChecks.mjs; untrusted.png for a workspace that is not trusted; multiroot.png and
-// its dark themes for a multi-root window, test/ui/multiRoot.mjs).
+// its dark themes for a multi-root window, test/ui/multiRoot.mjs; plans.png and plan.png, the Plans
+// view and a plan's page, in their themes, test/ui/plans.mjs).
 //
 // It runs what a user installs: the VSIX that `npm run package` makes, installed as `code
 // --install-extension` does, and the `mam` CLI from inside it — no node_modules next to it.
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { installVsix } from '../../scripts/vscode/install.mjs';
 import { addHostileReport, REPORT_CHECKS } from './reportChecks.mjs';
 import { multiRootCheck } from './multiRoot.mjs';
+import { plansCheck } from './plans.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE = path.join(ROOT, 'test/fixtures/fake-agent.js');
@@ -122,6 +124,12 @@ try {
     const multiRoot = path.join(base, 'multi-root');
     fs.mkdirSync(multiRoot);
     code = multiRootCheck({ base: multiRoot, cli: CLI, vsix, out: OUT });
+  }
+  if (code === 0) {
+    // Plans: one ended, one running; the Plans view and a plan's page.
+    const plans = path.join(base, 'plans');
+    fs.mkdirSync(plans);
+    code = await plansCheck({ base: plans, cli: CLI, vsix, out: OUT });
   }
 } finally {
   for (const job of JSON.parse(mam('job', 'list', '--json').stdout)) if (['registered', 'dispatched', 'started'].includes(job.state)) mam('job', 'cancel', job.id);

@@ -33,7 +33,7 @@ type BrokerSecret = import('../../engine').BrokerSecret;
  * One engine per workspace folder (multi-root: one each), built on first need from dist/engine.js
  * so that activation loads only the views. Engines are rebuilt when folders, settings or trust
  * change. The host re-emits none of an engine's events: each view subscribes to the services it
- * shows (`fe.engine.core.sessions`, `.jobService`, `.loops`, `.mergeQueue`, `.overlaps`,
+ * shows (`fe.engine.core.sessions`, `.jobService`, `.loops`, `.mergeQueue`, `.plans`, `.overlaps`,
  * `.monitor`) through `forEachFolder`, which subscribes it again to every new engine. What the
  * host itself does: file watchers that tell the services what other processes wrote, finding a
  * folder's engine, and saying when the engines were rebuilt.
@@ -69,6 +69,8 @@ export class EngineHost extends DisposableBase {
     this._register(this.watchFiles('**/.mam/jobs/*.json', (fe, uri) => fe.engine.core.jobs.index.changedOnDisk(path.basename(uri.fsPath, '.json'))));
     this._register(this.watchFiles('**/.mam/loops/*.json', (fe, uri) => fe.engine.core.loops.changedOnDisk(path.basename(uri.fsPath, '.json'))));
     this._register(this.watchFiles('**/.mam/merge/{queue.json,logs/*.log}', (fe) => fe.engine.core.mergeQueue.changedOnDisk(), { deleted: true }));
+    // A plan's runner is a process of its own: its state file says each step.
+    this._register(this.watchFiles('**/.mam/plans/*/state.json', (fe, uri) => fe.engine.core.plans.changedOnDisk(path.basename(path.dirname(uri.fsPath)))));
     // A saved file may change what two sessions' checkouts share: the folder's overlaps are looked at again (bounded: one look per burst).
     this._register(vscode.workspace.onDidSaveTextDocument((doc) => doc.uri.scheme === 'file' && this.engineFor(doc.uri)?.engine.core.overlaps.schedule()));
     this._register({ dispose: () => this.disposeEngines() });

@@ -14,17 +14,32 @@ import { isPageMessage, isPageState, linkTarget, type HostMessage, type PageMess
 import { Commands } from '../host/commandIds';
 import type { EngineHost } from '../host/engineHost';
 import { DisposableBase } from '../../core/base/disposable';
+import { PlanIds } from '../plans/planIds';
+import { buildPlanModel } from '../plans/planPage';
 import { openSnapshotDiff } from './snapshotDocuments';
 
 export const REPORT_VIEW_TYPE = 'mam.report';
 
+/** What a panel shows: a loop's report, or a plan's page. */
+type Subject = { kind: 'loop'; id: string } | { kind: 'plan'; id: string };
+
+interface Panel {
+  panel: vscode.WebviewPanel;
+  folderIndex: number;
+  subject: Subject;
+  ready: boolean;
+}
+
+const keyOf = (subject: Subject): string => `${subject.kind}:${subject.id}`;
+
 /**
- * The review-report webviews: one panel per loop, kept up to date while the loop runs, restored
- * after a window reload by the serializer. The page gets the model only after it says it is ready,
- * so nothing sent early is lost; every message from it is checked before it is acted on.
+ * The report webviews: one panel per loop (its review report) and per plan (its page: the tasks as
+ * a graph of their needs), kept up to date while they run, restored after a window reload by the
+ * serializer. The page gets its model only after it says it is ready, so nothing sent early is
+ * lost; every message from it is checked before it is acted on.
  */
 export class ReportPanels extends DisposableBase implements vscode.WebviewPanelSerializer {
-  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; folderIndex: number; ready: boolean }>();
+  private readonly panels = new Map<string, Panel>();
 
   constructor(
     private readonly host: EngineHost,
@@ -33,31 +48,47 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
     super();
     this._register(vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, this));
     this._register(host.forEachFolder(({ folder, engine, jobs }) => [
-      engine.core.loops.onDidChange(({ loop }) => void this.update(loop.id)),
+      engine.core.loops.onDidChange(({ loop }) => {
+        void this.update({ kind: 'loop', id: loop.id });
+        // A plan's page shows its tasks' rounds.
+        for (const entry of this.panels.values()) {
+          if (entry.subject.kind === 'plan' && entry.folderIndex === folder.index && engine.core.plans.get(entry.subject.id)?.tasks.some((t) => t.loop_id === loop.id)) void this.update(entry.subject);
+        }
+      }),
+      engine.core.plans.onDidChange((plan) => void this.update({ kind: 'plan', id: plan.id })),
       // A panel shows its loop's jobs: a change of one of them redraws it.
       jobs.onDidChangeJob(({ job }) => {
-        for (const [loopId, entry] of this.panels) {
-          if (entry.folderIndex !== folder.index) continue;
-          if (engine.core.loops.get(loopId)?.steps.some((s) => s.job_id === job.id)) void this.update(loopId);
+        for (const entry of this.panels.values()) {
+          if (entry.subject.kind !== 'loop' || entry.folderIndex !== folder.index) continue;
+          if (engine.core.loops.get(entry.subject.id)?.steps.some((s) => s.job_id === job.id)) void this.update(entry.subject);
         }
       }),
     ]));
   }
 
-  /** The open report panels (the extension-host tests look). */
-  get open(): ReadonlyArray<{ loopId: string; panel: vscode.WebviewPanel }> {
-    return [...this.panels].map(([loopId, e]) => ({ loopId, panel: e.panel }));
+  /** The open panels (the extension-host tests look): each names its loop or its plan. */
+  get open(): ReadonlyArray<{ loopId?: string; planId?: string; panel: vscode.WebviewPanel }> {
+    return [...this.panels.values()].map((e) => ({ ...(e.subject.kind === 'loop' ? { loopId: e.subject.id } : { planId: e.subject.id }), panel: e.panel }));
   }
 
+  /** Opens (or reveals) a loop's review report. */
   show(folderIndex: number, loopId: string): void {
-    const existing = this.panels.get(loopId);
+    this.reveal(folderIndex, { kind: 'loop', id: loopId });
+  }
+
+  /** Opens (or reveals) a plan's page. */
+  showPlan(folderIndex: number, planId: string): void {
+    this.reveal(folderIndex, { kind: 'plan', id: planId });
+  }
+
+  private reveal(folderIndex: number, subject: Subject): void {
+    const existing = this.panels.get(keyOf(subject));
     if (existing) {
       existing.panel.reveal();
       return;
     }
-    const loop = this.host.byFolderIndex(folderIndex)?.engine.core.loops.get(loopId);
-    const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, title(loop, loopId), vscode.ViewColumn.Active, this.options());
-    this.attach(panel, folderIndex, loopId);
+    const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, this.title(folderIndex, subject), vscode.ViewColumn.Active, this.options());
+    this.attach(panel, folderIndex, subject);
   }
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
@@ -67,35 +98,40 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
       return;
     }
     panel.webview.options = this.options();
-    this.attach(panel, state.folderIndex, state.loopId);
+    this.attach(panel, state.folderIndex, 'planId' in state ? { kind: 'plan', id: state.planId } : { kind: 'loop', id: state.loopId });
   }
 
   private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
     return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media')], enableFindWidget: true };
   }
 
-  private attach(panel: vscode.WebviewPanel, folderIndex: number, loopId: string): void {
-    const entry = { panel, folderIndex, ready: false };
-    this.panels.set(loopId, entry);
+  private attach(panel: vscode.WebviewPanel, folderIndex: number, subject: Subject): void {
+    const key = keyOf(subject);
+    const entry: Panel = { panel, folderIndex, subject, ready: false };
+    this.panels.set(key, entry);
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'mam.svg');
-    panel.webview.html = this.html(panel.webview);
+    panel.webview.html = this.html(panel.webview, subject.kind === 'plan' ? 'Plan' : 'Review report');
     const subs = [
       panel.webview.onDidReceiveMessage((m: unknown) => {
         if (!isPageMessage(m)) return; // anything else from the page is ignored
-        void this.handle(folderIndex, loopId, m).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: ${(err as Error).message}`));
+        void this.handle(entry, m).catch((err: unknown) => vscode.window.showErrorMessage(`MAM: ${(err as Error).message}`));
       }),
       panel.onDidDispose(() => {
-        this.panels.delete(loopId);
+        this.panels.delete(key);
         for (const s of subs) s.dispose();
       }),
     ];
   }
 
-  private async handle(folderIndex: number, loopId: string, m: PageMessage): Promise<void> {
+  private async handle(entry: Panel, m: PageMessage): Promise<void> {
+    const { folderIndex, subject } = entry;
+    if (m.type === 'ready') {
+      entry.ready = true;
+      return this.update(subject);
+    }
+    if (subject.kind === 'plan') return this.handlePlan(folderIndex, subject.id, m);
+    const loopId = subject.id;
     switch (m.type) {
-      case 'ready':
-        this.panels.get(loopId)!.ready = true;
-        return this.update(loopId);
       case 'openChanges':
         await vscode.commands.executeCommand(Commands.openChanges, { folderIndex, loopId, round: m.round });
         return;
@@ -107,7 +143,26 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
       case 'openLink':
         await this.openLink(folderIndex, loopId, m.href);
         return;
+      default:
+        return; // a plan page's message on a loop's report: ignored
     }
+  }
+
+  /** A plan page's messages: a task's loop report, the plan's run log. */
+  private async handlePlan(folderIndex: number, planId: string, m: PageMessage): Promise<void> {
+    if (m.type === 'openLoop') this.openTaskReport(folderIndex, planId, m.loopId);
+    else if (m.type === 'openPlanLog') await vscode.commands.executeCommand(PlanIds.showLog, { folderIndex, planId });
+  }
+
+  /**
+   * Opens the review report of a plan's task from its page: only a loop one of the plan's tasks
+   * ran, whatever else the page asks for. Returns whether it opened one.
+   */
+  openTaskReport(folderIndex: number, planId: string, loopId: string): boolean {
+    const plan = this.host.byFolderIndex(folderIndex)?.engine.core.plans.get(planId);
+    if (!plan?.tasks.some((t) => t.loop_id === loopId)) return false;
+    this.show(folderIndex, loopId);
+    return true;
   }
 
   /**
@@ -139,19 +194,36 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
     return true;
   }
 
-  /** Sends the loop's current model to its page (once the page is ready). */
-  async update(loopId: string): Promise<void> {
-    const entry = this.panels.get(loopId);
+  /** Sends the loop's or plan's current model to its page (once the page is ready). */
+  async update(subject: Subject): Promise<void> {
+    const entry = this.panels.get(keyOf(subject));
     if (!entry?.ready) return;
-    const model = await buildModel(this.host, entry.folderIndex, loopId);
-    if (!model) return;
-    entry.panel.title = title(this.host.byFolderIndex(entry.folderIndex)?.engine.core.loops.get(loopId), loopId);
-    const message: HostMessage = { type: 'model', model };
+    let message: HostMessage;
+    if (subject.kind === 'plan') {
+      const plan = buildPlanModel(this.host, entry.folderIndex, subject.id);
+      if (!plan) return;
+      message = { type: 'plan', plan };
+    } else {
+      const model = await buildModel(this.host, entry.folderIndex, subject.id);
+      if (!model) return;
+      message = { type: 'model', model };
+    }
+    entry.panel.title = this.title(entry.folderIndex, subject);
     await entry.panel.webview.postMessage(message);
   }
 
+  private title(folderIndex: number, subject: Subject): string {
+    const core = this.host.byFolderIndex(folderIndex)?.engine.core;
+    if (subject.kind === 'plan') {
+      const plan = core?.plans.get(subject.id);
+      return `Plan: ${short((plan && printable(plan.title, 200)) || subject.id)}`;
+    }
+    const loop = core?.loops.get(subject.id);
+    return `Review: ${short(loop ? printable(loopTitle(loop), 200) : subject.id)}`;
+  }
+
   /** CSP default-src 'none': the page's script only with this render's nonce, styles only from media/. */
-  private html(webview: vscode.Webview): string {
+  private html(webview: vscode.Webview, what: string): string {
     const nonce = randomBytes(16).toString('base64');
     const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file));
     return `<!DOCTYPE html>
@@ -161,19 +233,19 @@ export class ReportPanels extends DisposableBase implements vscode.WebviewPanelS
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource}; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${media('report.css')}">
-<title>Review report</title>
+<title>${what}</title>
 </head>
 <body>
-<main id="root"><p>Loading the report…</p></main>
+<main id="root"><p>Loading…</p></main>
 <script nonce="${nonce}" src="${media('report.js')}"></script>
 </body>
 </html>`;
   }
 }
 
-function title(loop: LoopState | undefined, loopId: string): string {
-  const name = loop ? printable(loopTitle(loop), 200) : loopId;
-  return `Review: ${name.length > 40 ? `${name.slice(0, 39)}…` : name}`;
+/** A tab's title is short: 40 characters at most. */
+function short(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 39)}…` : name;
 }
 
 /** Everything the page draws, from the loop file, its jobs, their audit logs and git. */

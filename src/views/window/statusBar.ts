@@ -2,12 +2,15 @@ import * as vscode from 'vscode';
 import { isOpen, needsPermission, type JobRecord } from '../../core/store/jobSchema';
 import { Views } from '../host/commandIds';
 import type { EngineHost, FolderEngine } from '../host/engineHost';
+import { runnerOf } from '../plans/planText';
 import { markdownText } from '../shared/markdown';
 import { DisposableBase } from '../../core/base/disposable';
 
 export interface StatusCounts {
   /** Open jobs that are not waiting for the user, a person's tasks aside. */
   running: number;
+  /** Tasks of running plans under way (a worktree, sessions, a review loop, the merge queue), whose plan has a live runner. */
+  planTasks: number;
   /** Open tasks assigned to a person (`human:NAME`). */
   assigned: number;
   /** Open jobs whose agent asked for permission. */
@@ -22,7 +25,7 @@ export interface StatusCounts {
 const SEEN_KEY = 'mam.statusBar.failuresSeenUntil';
 
 /**
- * One labelled status-bar item, `$(hubot) 2 running · 1 needs you · 1 failed`, hidden when there
+ * One labelled status-bar item, `$(hubot) 2 running · 1 plan task · 1 needs you · 1 failed`, hidden when there
  * is nothing to say. Its background is the warning colour only while something needs the user: a
  * job waiting for permission, a session needing attention, or a failure not looked at yet — one
  * that ended after the Jobs view was last visible (showing the view, e.g. by clicking the item,
@@ -36,6 +39,8 @@ export class JobStatusBar extends DisposableBase {
   private jobsView: vscode.TreeView<unknown> | undefined;
   /** Running sessions needing attention, by folder index. */
   private attention = new Map<number, number>();
+  /** Running plan tasks, by folder index: read when a folder's plans change, not on every job event. */
+  private planTasks = new Map<number, number>();
   private reading: Promise<void> | undefined;
   private readAgain = false;
 
@@ -55,13 +60,20 @@ export class JobStatusBar extends DisposableBase {
       this.readAttention();
     }));
     // The counts come from each folder's jobs; the sessions needing attention from its sessions.
-    this._register(host.forEachFolder(({ engine, jobs }) => [
-      jobs.onDidChangeJob(() => this.update()),
-      engine.core.sessions.onDidChange(() => {
-        this.update();
-        this.readAttention();
-      }),
-    ]));
+    this._register(host.forEachFolder((fe) => {
+      this.readPlans(fe);
+      return [
+        fe.jobs.onDidChangeJob(() => this.update()),
+        fe.engine.core.plans.onDidChange(() => {
+          this.readPlans(fe);
+          this.update();
+        }),
+        fe.engine.core.sessions.onDidChange(() => {
+          this.update();
+          this.readAttention();
+        }),
+      ];
+    }));
     this.update();
   }
 
@@ -78,7 +90,7 @@ export class JobStatusBar extends DisposableBase {
 
   /** The counts of every folder together: what the item says. */
   counts(): StatusCounts {
-    const total: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: 0, failed: 0 };
+    const total: StatusCounts = { running: 0, planTasks: 0, assigned: 0, blocked: 0, attention: 0, failed: 0 };
     for (const fe of this.host.current) {
       const c = this.countsOf(fe);
       for (const key of Object.keys(total) as Array<keyof StatusCounts>) total[key] += c[key];
@@ -88,7 +100,7 @@ export class JobStatusBar extends DisposableBase {
 
   /** One folder's counts: what its column of the tooltip says in a multi-root window. */
   countsOf(fe: FolderEngine): StatusCounts {
-    const counts: StatusCounts = { running: 0, assigned: 0, blocked: 0, attention: this.attention.get(fe.folder.index) ?? 0, failed: 0 };
+    const counts: StatusCounts = { running: 0, planTasks: this.planTasks.get(fe.folder.index) ?? 0, assigned: 0, blocked: 0, attention: this.attention.get(fe.folder.index) ?? 0, failed: 0 };
     const looking = this.jobsView?.visible ?? false;
     for (const job of fe.engine.core.jobs.index.list()) {
       if (needsPermission(job)) counts.blocked++;
@@ -102,7 +114,7 @@ export class JobStatusBar extends DisposableBase {
   update(): void {
     const c = this.counts();
     const needsYou = c.blocked + c.attention;
-    const parts = [c.running && `${c.running} running`, c.assigned && `${c.assigned} assigned`, needsYou && `${needsYou} needs you`, c.failed && `${c.failed} failed`].filter(Boolean);
+    const parts = [c.running && `${c.running} running`, c.planTasks && `${c.planTasks} plan ${c.planTasks === 1 ? 'task' : 'tasks'}`, c.assigned && `${c.assigned} assigned`, needsYou && `${needsYou} needs you`, c.failed && `${c.failed} failed`].filter(Boolean);
     if (this.host.current.length === 0 || parts.length === 0) {
       this.item.hide();
       this.visible = false;
@@ -112,6 +124,7 @@ export class JobStatusBar extends DisposableBase {
     this.item.tooltip = this.tooltip(c);
     const spoken = [
       c.running && `${c.running} ${c.running === 1 ? 'job' : 'jobs'} running`,
+      c.planTasks && `${c.planTasks} plan ${c.planTasks === 1 ? 'task' : 'tasks'} under way`,
       c.assigned && `${c.assigned} assigned to people`,
       c.blocked && `${c.blocked} waiting for permission`,
       c.attention && `${c.attention} ${c.attention === 1 ? 'session needs' : 'sessions need'} attention`,
@@ -131,12 +144,27 @@ export class JobStatusBar extends DisposableBase {
     md.appendMarkdown(`| Multi-Agent Mux |${columns.map((col) => (col.name ? ` ${col.name} |` : ' |')).join('')}\n|:--|${columns.map(() => '--:').join('|')}|\n`);
     const row = (label: string, key: keyof StatusCounts) => md.appendMarkdown(`| ${label} | ${columns.map((col) => col.c[key]).join(' | ')} |\n`);
     row('Jobs running', 'running');
+    row('Plan tasks under way', 'planTasks');
     row('Tasks assigned to people', 'assigned');
     row('Jobs waiting for permission', 'blocked');
     row('Sessions needing attention', 'attention');
     row('Failed or timed out, not yet seen', 'failed');
     md.appendMarkdown('\nClick to open the Jobs view (failures there count as seen).');
     return md;
+  }
+
+  /** The tasks under way in a folder's running plans (a plan whose runner died counts none: nothing moves there until Resume Plan). */
+  private readPlans(fe: FolderEngine): void {
+    let count = 0;
+    try {
+      for (const plan of fe.engine.core.plans.listing().plans) {
+        if (plan.status === 'running' && runnerOf(plan)?.kind !== 'stopped') count += plan.tasks.filter((t) => t.state === 'running').length;
+      }
+    } catch {
+      // no plans folder, or one that cannot be read: the Plans view names it
+    }
+    if (count > 0) this.planTasks.set(fe.folder.index, count);
+    else this.planTasks.delete(fe.folder.index);
   }
 
   private markSeen(): void {

@@ -52,6 +52,12 @@ const HOW: Record<string, 'one' | 'many' | 'every' | 'none'> = {
   'mam.addToGitignore': 'one',
   'mam.runMergeQueue': 'one',
   'mam.enqueueMerge': 'one',
+  'mam.runPlan': 'one',
+  'mam.draftPlan': 'one',
+  'mam.openPlan': 'one',
+  'mam.resumePlan': 'one',
+  'mam.cancelPlan': 'one',
+  'mam.showPlanLog': 'one',
 };
 
 describe('a multi-root window: every command from the Command Palette asks which folder', function () {
@@ -91,7 +97,7 @@ describe('a multi-root window: every command from the Command Palette asks which
     assert.deepEqual(vscode.workspace.workspaceFolders?.map((f) => f.name), ['api', 'web', 'docs']);
     assert.deepEqual(api.host.mamFolders.map((fe) => fe.folder.name), ['api', 'web']);
     assert.equal(api.host.multiRoot, true);
-    assert.deepEqual(await Promise.all([api.sessions.getChildren(), api.jobs.getChildren(), api.loops.getChildren(), api.mergeQueue.getChildren()]), [[], [], [], []]);
+    assert.deepEqual(await Promise.all([api.sessions.getChildren(), api.jobs.getChildren(), api.loops.getChildren(), api.mergeQueue.getChildren(), api.plans.getChildren()]), [[], [], [], [], []]);
   });
 
   it('every palette command is classified here, and each asks as its kind says before doing anything', async () => {

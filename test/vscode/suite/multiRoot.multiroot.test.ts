@@ -14,6 +14,7 @@ import type { FolderEngine } from '../../../src/views/host/engineHost';
 import type { JobsNode } from '../../../src/views/jobs/jobsTree';
 import type { LoopsNode } from '../../../src/views/loops/loopsTree';
 import type { MergeQueueNode } from '../../../src/views/merge/mergeQueueTree';
+import type { PlansNode } from '../../../src/views/plans/plansTree';
 import type { SessionsNode } from '../../../src/views/sessions/sessionsTree';
 import { UriSchemes } from '../../../src/views/shared/uriSchemes';
 import { waitFor } from '../waitFor';
@@ -287,6 +288,30 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     fs.rmSync(worktree, { recursive: true, force: true });
   });
 
+  it('a plan run from web’s row in the Plans view: no folder question, its plan file picked from web’s files; it shows under web, and api says it has none', async () => {
+    const web = fe('web');
+    const webDir = fs.realpathSync(web.folder.uri.fsPath);
+    const agent = (mode: string) => JSON.stringify({ agent: 'shell', command: fakeAgentCommand(mode, mode === 'creator' ? ['--file', '@cwd'] : []).map((w) => JSON.stringify(w)).join(' ') });
+    fs.writeFileSync(path.join(webDir, 'plan.yaml'), `title: Web copy\ndefaults: { creator: ${agent('creator')}, reviewers: [${agent('reviewer')}], max_loop: 1 }\ntasks:\n  - id: copy\n    task: Sharpen the landing copy\n`);
+    const from = asked.length;
+    answers.push('plan.yaml');
+    await vscode.commands.executeCommand('mam.runPlan', { kind: 'folder', folderIndex: web.folder.index });
+    assert.deepEqual(folderAsked(from), [], 'no folder was asked');
+    assert.deepEqual(asked.slice(from).map((a) => [a.title, a.items?.map((i) => i.label)]), [['Run Plan', ['$(file) plan.yaml', '$(folder-opened) Browse…']]], 'web’s files only');
+    const plan = await waitFor('the plan to land', () => web.engine.core.plans.listing().plans.find((p) => p.status === 'landed' && p.owner === null), 90_000);
+    const roots = await waitFor('a row per folder in the Plans view', async () => {
+      const nodes = await rootOf(api.plans);
+      return nodes.length === 2 ? nodes : undefined;
+    });
+    assert.deepEqual(roots.map((n) => [label(api.plans.getTreeItem(n)), api.plans.getTreeItem(n).description]), [['api', 'no plans'], ['web', '1 ended']]);
+    assert.deepEqual(await api.plans.getChildren(roots[0]), []);
+    const [planRow] = (await api.plans.getChildren(roots[1])) as PlansNode[];
+    assert.deepEqual(planRow, { kind: 'plan', folderIndex: web.folder.index, planId: plan.id });
+    assert.deepEqual(api.plans.getParent(planRow!), roots[1]);
+    assert.equal(api.plans.getTreeItem(planRow!).description, 'landed · 1 task');
+    fs.rmSync(path.join(webDir, 'plan.yaml'));
+  });
+
   it('a folder without .mam/ beside one with it: once web leaves the window, the views show api alone and no command asks which folder', async () => {
     webLeftovers = { paths: fe('web').engine.core.controlPlane.paths, server: server('web') };
     assert.ok(vscode.workspace.updateWorkspaceFolders(fe('web').folder.index, 1));
@@ -303,6 +328,7 @@ describe('a multi-root window: two folders using MAM, each with its own broker, 
     assert.ok((await rootOf(api.jobs)).every((n) => n.kind === 'group' && n.folderIndex === 0));
     assert.deepEqual(await rootOf(api.loops), []);
     assert.deepEqual(await rootOf(api.mergeQueue), []);
+    assert.deepEqual(await rootOf(api.plans), []);
     const { job: task } = await fe('api').engine.core.jobService.submit({ session: 'human:erin', prompt: 'Read the api docs' });
     await waitFor('the status bar to count the task', () => api.statusBar.visible && api.statusBar.item.text === '$(hubot) 1 assigned');
     assert.match((api.statusBar.item.tooltip as vscode.MarkdownString).value, /^\| Multi-Agent Mux \| \|\n\|:--\|--:\|\n/, 'one column: one folder');

@@ -40,7 +40,7 @@ describe('the status bar item', function () {
 
   it('is hidden when no job is open and nothing needs the user', async () => {
     await waitFor('the item to hide', () => !api.statusBar.visible);
-    assert.deepEqual(api.statusBar.counts(), { running: 0, assigned: 0, blocked: 0, attention: 0, failed: 0 });
+    assert.deepEqual(api.statusBar.counts(), { running: 0, planTasks: 0, assigned: 0, blocked: 0, attention: 0, failed: 0 });
   });
 
   it('one running job: "1 running", labelled, on the normal background', async () => {

@@ -21,9 +21,9 @@ export async function mamApi(): Promise<MamApi> {
   return ext.exports;
 }
 
-/** The fake agent impersonating claude (so its ready sign is claude's) in a job `mode`. */
-export function fakeAgentCommand(mode: string, extra: string[] = []): string[] {
-  return [process.execPath, FAKE_AGENT, '--as', 'claude', '--mode', mode, ...extra];
+/** The fake agent impersonating claude (so its ready sign is claude's), or the CLI `as` names, in a job `mode`. */
+export function fakeAgentCommand(mode: string, extra: string[] = [], as = 'claude'): string[] {
+  return [process.execPath, FAKE_AGENT, '--as', as, '--mode', mode, ...extra];
 }
 
 /** Stops what the tests started: the agents' tmux server and the embedded broker. */
