@@ -15,6 +15,8 @@ const common = {
   external: ['vscode'],
   logLevel: 'warning',
   legalComments: 'none',
+  // jsonc-parser's main build is UMD, whose require() of its own files esbuild cannot follow.
+  alias: { 'jsonc-parser': require.resolve('jsonc-parser/lib/esm/main.js') },
 };
 const entries = [
   // The extension's views and commands; the engine (SQLite, MQTT, jobs) loads from dist/engine.js on first need.
