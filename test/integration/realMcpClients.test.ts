@@ -41,7 +41,7 @@ function run(agent: RealAgent, args: string[], cwd: string, env: Record<string, 
 }
 
 /** What the stub server received, each with the arguments it was started with. */
-function stubLog(workspace: string): Array<{ args: string[]; message: { method?: string; params?: { clientInfo?: { name?: string } } } }> {
+function stubLog(workspace: string): Array<{ args: string[]; env: string[]; message: { method?: string; params?: { clientInfo?: { name?: string } } } }> {
   const file = path.join(workspace, '.mam', 'mcp-stub.log');
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -87,7 +87,8 @@ describe('mam init’s MCP registration, as the real claude, codex, gemini and o
 
     const codex = await run('codex', ['mcp', 'list'], workspace, env);
     assert.equal(codex.code, 0, codex.out);
-    assert.match(codex.out, new RegExp(`^mam +node +${STUB_CLI} mcp --workspace ${workspace} +- +- +enabled`, 'm'), codex.out);
+    // Its Env column: the variables it passes on (mam init's env_vars), values masked.
+    assert.match(codex.out, new RegExp(`^mam +node +${STUB_CLI} mcp --workspace ${workspace} +TMUX_TMPDIR=\\*+, .*MAM_TMUX_SERVER=\\*+, .* +- +enabled`, 'm'), codex.out);
 
     // Each started the server with the arguments mam init wrote, and asked it for its tools (gemini pings).
     for (const client of ['claude-code', 'mcp-test-client', 'opencode']) assert.equal(started(client).length, 1, `${client} started the server once: ${JSON.stringify(stubLog(workspace))}`);
@@ -98,6 +99,10 @@ describe('mam init’s MCP registration, as the real claude, codex, gemini and o
     const turn = await run('codex', ['exec', 'Say hello.'], workspace, env);
     assert.equal(turn.code, 0, turn.out);
     assert.equal(started('codex-mcp-client').length, 1, `codex started the server: ${JSON.stringify(stubLog(workspace))}\n${turn.out}`);
+    // codex gives a server a few variables of its own, and those mam init names: where the tmux sockets are, not the keys.
+    const codexEnv = started('codex-mcp-client')[0]!.env;
+    assert.ok(env.TMUX_TMPDIR && codexEnv.includes('TMUX_TMPDIR'), `TMUX_TMPDIR passed on: ${codexEnv.join(' ')}`);
+    assert.ok(!codexEnv.includes('ANTHROPIC_API_KEY') && started('claude-code')[0]!.env.includes('ANTHROPIC_API_KEY'), 'claude hands on its environment, codex does not');
     assert.deepEqual(server.outbound().filter((h) => !/raw\.githubusercontent\.com/.test(h)), [], 'nothing but the model server was reached');
   });
 });

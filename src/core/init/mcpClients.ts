@@ -1,13 +1,12 @@
+import { settingVariables } from '../config/settings';
+import { mcpServerArgs } from './mcpServer';
+
 /**
  * The agent CLIs that read a project's MCP servers from a file in the project, and how each wants
  * MAM's server (`mam mcp`) written there. Measured with the pinned CLIs (scripts/agent-clis.json;
- * docs/mcp.md "Registered by mam init"): each lists the server from its project file, and claude,
+ * docs/cli.md "Your repository"): each lists the server from its project file, and claude,
  * gemini and opencode start it and ask it for its tools when listing.
  */
-
-/** The server's name in every client's config: tools show as `mam`'s. */
-export const MCP_SERVER_NAME = 'mam';
-
 export type McpClientName = 'claude' | 'codex' | 'gemini' | 'opencode';
 
 export interface McpClient {
@@ -25,12 +24,16 @@ export interface McpClient {
   note: string;
 }
 
-/** `node <cli> mcp --workspace <workspace>`: the bundled CLI by its absolute path, as the skills name it. */
-export function mcpServerArgs(cli: string, workspace: string): string[] {
-  return [cli, 'mcp', '--workspace', workspace];
-}
-
 const stdio = (cli: string, workspace: string) => ({ command: 'node', args: mcpServerArgs(cli, workspace) });
+
+/**
+ * What codex must pass on by name: it starts an MCP server with a few variables of its own (HOME,
+ * PATH, TMPDIR, LANG …), not its environment. Where the tmux sockets and the agents' stores are,
+ * MAM's debug switch, and every MAM setting, so the server acts as `mam` run from the same shell.
+ */
+export function codexForwardedVariables(): string[] {
+  return ['TMUX_TMPDIR', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'XDG_RUNTIME_DIR', 'MAM_DEBUG', ...settingVariables()];
+}
 
 export const MCP_CLIENTS: readonly McpClient[] = [
   {
@@ -49,7 +52,7 @@ export const MCP_CLIENTS: readonly McpClient[] = [
     files: ['.codex/config.toml'],
     format: 'toml',
     container: 'mcp_servers',
-    entry: stdio,
+    entry: (cli, workspace) => ({ ...stdio(cli, workspace), env_vars: codexForwardedVariables() }),
     note: 'MAM’s MCP server for Codex, which reads this file once you trust the project',
   },
   {

@@ -4,7 +4,8 @@ import { writeFileAtomic } from '../store/atomicFile';
 import { makeDirs, readText } from './initFiles';
 import type { InitItem } from './initWorkspace';
 import type { ManifestEntry } from './manifest';
-import { MCP_CLIENTS, MCP_SERVER_NAME, type McpClient } from './mcpClients';
+import { MCP_CLIENTS, type McpClient } from './mcpClients';
+import { MCP_SERVER_NAME } from './mcpServer';
 import { MCP_FORMATS, sameValue, valueHash } from './mcpConfig';
 
 type McpEntry = Extract<ManifestEntry, { kind: 'mcp' }>;

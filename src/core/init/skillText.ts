@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { doubleQuote } from '../base/shellWords';
-import { MCP_SERVER_NAME } from './mcpClients';
+import { MCP_SERVER_NAME } from './mcpServer';
 
 /** What every skill's text is written with: the commands as this install runs them, and the shared lines. */
 export interface SkillText {
