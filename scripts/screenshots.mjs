@@ -20,6 +20,8 @@ const SHOTS = [
   { shot: 'sidebar.png', name: 'vscode.png', clip: { x: 0, y: 0, width: 348, height: 900 } },
   // A multi-root window in Dark Modern: the views grouped by folder, down to the Loops view (docs/vscode.md).
   { shot: 'multiroot.dark-modern.png', name: 'vscode-multiroot.png', clip: { x: 0, y: 0, width: 348, height: 580 } },
+  // VS Code's MCP: List Servers in that window: the server the extension offers for each MAM folder (docs/vscode.md).
+  { shot: 'multiroot-mcp.png', name: 'vscode-mcp.png', clip: { x: 396, y: 2, width: 610, height: 116 } },
 ];
 
 // A shot older than the bundle it shows is from an earlier run, not from this build.
