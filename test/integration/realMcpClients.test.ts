@@ -4,23 +4,27 @@
  * the `mam` server from the project file, and claude, gemini and opencode start it there and talk
  * to it; codex, whose list only reads its config, starts it when a conversation begins.
  *
- * The server here is test/fixtures/mcp-stub-cli.js standing in for dist/cli.js (`mcp --workspace
- * DIR` and nothing else): it logs what each client sent, and the arguments it was started with.
+ * The first test's server is test/fixtures/mcp-stub-cli.js standing in for dist/cli.js (`mcp
+ * --workspace DIR` and nothing else): it logs what each client sent, with the arguments and the
+ * variables it was started with. The second registers the real one.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initWorkspace } from '../../src/core/init/initWorkspace';
-import { REPO_ROOT, tempDir } from '../support/helpers';
-import { itNeeds } from '../support/needs';
+import { CLI, REPO_ROOT, tempDir } from '../support/helpers';
+import { itNeeds, mcpCommandMissing } from '../support/needs';
 import { AGENTS_BIN, agentEnv, agentHome, agentsMissing, startModelServer, type ModelServer, type RealAgent } from '../support/realAgents';
 
 const STUB_CLI = path.join(REPO_ROOT, 'test/fixtures/mcp-stub-cli.js');
+/** What the CLIs reach for on their own, refused by the model server: codex a tip file, opencode its plugin package (as realOpencode.test.ts knows). */
+const KNOWN_OUTBOUND = [/raw\.githubusercontent\.com/, /^registry\.npmjs\.org:443$/];
 const missing = agentsMissing('claude', 'codex', 'gemini', 'opencode');
 
 interface Run {
-  code: number | null;
+  /** The exit status, or the signal that ended it (the two-minute bound's SIGTERM). */
+  code: number | string | null;
   out: string;
 }
 
@@ -36,7 +40,7 @@ function run(agent: RealAgent, args: string[], cwd: string, env: Record<string, 
     child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.on('error', reject);
     // eslint-disable-next-line no-control-regex
-    child.on('close', (code) => resolve({ code, out: out.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '') }));
+    child.on('close', (code, signal) => resolve({ code: code ?? signal, out: out.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '') }));
   });
 }
 
@@ -97,12 +101,37 @@ describe('mam init’s MCP registration, as the real claude, codex, gemini and o
 
     // codex starts it with the conversation.
     const turn = await run('codex', ['exec', 'Say hello.'], workspace, env);
-    assert.equal(turn.code, 0, turn.out);
+    assert.equal(turn.code, 0, `${turn.out}\nthe server got: ${JSON.stringify(stubLog(workspace).map((e) => e.message))}`);
     assert.equal(started('codex-mcp-client').length, 1, `codex started the server: ${JSON.stringify(stubLog(workspace))}\n${turn.out}`);
     // codex gives a server a few variables of its own, and those mam init names: where the tmux sockets are, not the keys.
     const codexEnv = started('codex-mcp-client')[0]!.env;
     assert.ok(env.TMUX_TMPDIR && codexEnv.includes('TMUX_TMPDIR'), `TMUX_TMPDIR passed on: ${codexEnv.join(' ')}`);
     assert.ok(!codexEnv.includes('ANTHROPIC_API_KEY') && started('claude-code')[0]!.env.includes('ANTHROPIC_API_KEY'), 'claude hands on its environment, codex does not');
-    assert.deepEqual(server.outbound().filter((h) => !/raw\.githubusercontent\.com/.test(h)), [], 'nothing but the model server was reached');
+    assert.deepEqual(server.outbound().filter((h) => !KNOWN_OUTBOUND.some((k) => k.test(h))), [], 'nothing but the model server was reached');
+  });
+
+  itNeeds(missing ?? mcpCommandMissing(CLI), 'with the real `mam mcp` as mam init registers it: claude, gemini and opencode connect to it, and codex hands its tools to the model', async () => {
+    const workspace = fs.realpathSync(tempDir('repo'));
+    execFileSync('git', ['init', '-q'], { cwd: workspace });
+    await initWorkspace({ workspace, cliPath: CLI, mode: 'install' });
+    const dumping = await startModelServer({}, { dumpRequests: true });
+    try {
+      const env = agentEnv(agentHome({ server: dumping, projects: [workspace], claudeMcpApproved: ['mam'] }), dumping);
+      const command = `node ${CLI} mcp --workspace ${workspace}`;
+      const claude = await run('claude', ['mcp', 'list'], workspace, env);
+      assert.ok(claude.out.includes(`mam: ${command} - ✔ Connected`), claude.out);
+      const gemini = await run('gemini', ['mcp', 'list'], workspace, env);
+      assert.ok(gemini.out.includes(`✓ mam: ${command} (stdio) - Connected`), gemini.out);
+      const opencode = await run('opencode', ['mcp', 'list'], workspace, env);
+      assert.match(opencode.out, /✓ mam\s+connected/, opencode.out);
+      // codex gives the model the server's tools, as functions of the namespace mcp__mam.
+      const turn = await run('codex', ['exec', 'Say hello.'], workspace, env);
+      assert.equal(turn.code, 0, turn.out);
+      const sent = dumping.requests().join('\n');
+      assert.ok(sent.includes('mcp__mam') && ['job_submit', 'job_wait', 'session_list'].every((t) => sent.includes(t)), 'codex offered the model mam’s tools');
+      assert.deepEqual(dumping.outbound().filter((h) => !KNOWN_OUTBOUND.some((k) => k.test(h))), [], 'nothing but the model server was reached');
+    } finally {
+      await dumping.stop();
+    }
   });
 });

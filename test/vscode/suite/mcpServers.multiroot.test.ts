@@ -1,11 +1,14 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MamApi } from '../../../src/extension';
+import { itNeeds, mcpCommandMissing } from '../../support/needs';
 import { waitFor } from '../waitFor';
 import { McpStdioClient } from './mcpStdio';
 import { EXTENSION_ID, mamApi, REPO_ROOT } from './support';
+
+/** Some of the tools `mam mcp` serves. */
+const TOOLS = ['session_list', 'job_submit', 'job_wait', 'job_status'];
 
 /**
  * The MCP servers the extension offers the window's agent mode (vscode.lm
@@ -14,21 +17,6 @@ import { EXTENSION_ID, mamApi, REPO_ROOT } from './support';
  * its folder. The server a definition names is started as VS Code starts it, and answers
  * initialize and tools/list; and VS Code itself starts it and hands its tools to agent mode.
  */
-/** Some of the tools `mam mcp` serves (docs/mcp.md). */
-const TOOLS = ['session_list', 'job_submit', 'job_wait', 'job_status'];
-
-/**
- * Why the CLI cannot serve MCP yet, or undefined: `mam mcp` comes with issue 25's server (branch
- * h/mcp), this provider with its registration; until both have landed, the tests that start it wait.
- * Remove once they have.
- */
-function serverMissing(): string | undefined {
-  const cli = path.join(REPO_ROOT, 'dist', 'cli.js');
-  return spawnSync(process.execPath, [cli, 'mcp', '--help'], { stdio: 'ignore' }).status === 0 ? undefined : 'this build of the CLI has no `mcp` command yet';
-}
-
-const itNeeds = (missing: string | undefined, title: string, fn: Mocha.AsyncFunc) => (missing === undefined ? it(title, fn) : it.skip(`${title} — skipped: ${missing}`));
-
 describe('the MCP servers offered to VS Code’s agent mode: one per MAM folder', function () {
   this.timeout(60_000);
   let api: MamApi;
@@ -60,7 +48,7 @@ describe('the MCP servers offered to VS Code’s agent mode: one per MAM folder'
     for (const s of servers) assert.ok(s instanceof vscode.McpStdioServerDefinition, 'a stdio server VS Code starts itself');
   });
 
-  itNeeds(serverMissing(), 'each server it names starts, answers initialize as MAM, and lists its tools', async () => {
+  itNeeds(mcpCommandMissing(path.join(REPO_ROOT, 'dist', 'cli.js')), 'each server it names starts, answers initialize as MAM, and lists its tools', async () => {
     const servers = (await api.mcp.provideMcpServerDefinitions()) ?? [];
     assert.equal(servers.length, 2);
     for (const server of servers) {
@@ -75,7 +63,7 @@ describe('the MCP servers offered to VS Code’s agent mode: one per MAM folder'
     }
   });
 
-  itNeeds(serverMissing(), 'VS Code takes them: it starts each by the ID it gives an extension’s server, and the tools it lists reach agent mode (vscode.lm.tools)', async () => {
+  itNeeds(mcpCommandMissing(path.join(REPO_ROOT, 'dist', 'cli.js')), 'VS Code takes them: it starts each by the ID it gives an extension’s server, and the tools it lists reach agent mode (vscode.lm.tools)', async () => {
     const ids = ['api', 'web'].map((name) => `${EXTENSION_ID}/MAM: ${name}`);
     try {
       // What a person's Start in MCP: List Servers runs (an extension's servers need no trust prompt).
