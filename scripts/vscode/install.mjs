@@ -34,7 +34,7 @@ export const CODE_SERVER_HOME = path.join(REPO_ROOT, `.cache/code-server-${CODE_
 export const CODE_SERVER_PKG = path.join(CODE_SERVER_HOME, 'node_modules/code-server');
 // code-server's engines.node is "22"; this build's minor is whatever the registry had when pinned.
 export const NODE_VERSION = '22.23.3';
-const NODE_PACKAGE = `node-linux-${{ x64: 'x64', arm64: 'arm64' }[os.arch()] ?? os.arch()}`;
+const NODE_PACKAGE = `node-linux-${os.arch()}`; // x64, arm64: the official builds, one package each
 export const NODE_HOME = path.join(REPO_ROOT, `.cache/node-${NODE_VERSION}`);
 const NODE_PREFIX = path.join(NODE_HOME, 'node_modules', NODE_PACKAGE);
 /** The Node.js code-server runs on (never the project's own). */
