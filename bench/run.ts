@@ -10,11 +10,13 @@ import { ControlPlane } from '../src/core/store/controlPlane';
 import { sessionRow } from '../test/support/rows';
 import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
+import { benchMcp } from './mcp';
 import { benchScale } from './scale';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
 import { benchRealAgents } from './realAgents';
 import { benchOverlap } from './overlap';
+import { benchPlan } from './plan';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -49,17 +51,30 @@ async function main(): Promise<void> {
       const p50 = percentile(samples, 50);
       rows.push({ name, p50, p99: percentile(samples, 99), reference: '`node -e 0`', ratio: `${(p50 / nodeP50).toFixed(2)}×` });
     }
-    rows.push(...(await benchSessionStatus(root, CLI, RUNS)));
-    rows.push(...(await benchMqtt(root, CLI)));
-    rows.push(...(await benchJobs(root, CLI, RUNS)));
-    rows.push(...(await benchScale(root, CLI)));
-    rows.push(...(await benchRealAgents(root, CLI, RUNS)));
-    rows.push(...(await benchOverlap(root, Math.min(RUNS, 15))));
-    rows.push(...benchVscode(root));
+    rows.push(...(await phase('session status', () => benchSessionStatus(root, CLI, RUNS))));
+    rows.push(...(await phase('mqtt', () => benchMqtt(root, CLI))));
+    rows.push(...(await phase('jobs', () => benchJobs(root, CLI, RUNS))));
+    rows.push(...(await phase('mcp', () => benchMcp(root, CLI, RUNS))));
+    rows.push(...(await phase('scale', () => benchScale(root, CLI))));
+    rows.push(...(await phase('real agents', () => benchRealAgents(root, CLI, RUNS))));
+    rows.push(...(await phase('overlap', () => benchOverlap(root, Math.min(RUNS, 15)))));
+    rows.push(...(await phase('plan', () => benchPlan(root, CLI))));
+    rows.push(...(await phase('vscode', () => benchVscode(root))));
     console.log(`Node ${process.versions.node}, ${os.cpus().length} cores, ${RUNS} runs per command\n`);
     console.log(renderTable(rows));
   } finally {
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+/** One phase of the run: its rows, or one row saying it failed (the stack on stderr); the phases after it still run. */
+async function phase(name: string, run: () => Promise<Row[]> | Row[]): Promise<Row[]> {
+  try {
+    return await run();
+  } catch (err) {
+    console.error(`bench: ${name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200).replace(/\|/g, '/');
+    return [{ name: `${name}: FAILED: ${message}`, p50: Number.NaN }];
   }
 }
 

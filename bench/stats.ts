@@ -20,6 +20,7 @@ export function timeCommand(file: string, args: readonly string[], runs: number,
 
 export interface Row {
   name: string;
+  /** NaN when the measurement failed (the name says how). */
   p50: number;
   p99?: number;
   reference?: string;
@@ -30,7 +31,7 @@ export interface Row {
 export function renderTable(rows: readonly Row[]): string {
   const lines = ['| measurement | p50 | p99 | reference | ratio | goal |', '|---|--:|--:|---|--:|---|'];
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${r.p50.toFixed(1)} ms | ${r.p99 === undefined ? '' : `${r.p99.toFixed(1)} ms`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
+    lines.push(`| ${r.name} | ${Number.isNaN(r.p50) ? '—' : `${r.p50.toFixed(1)} ms`} | ${r.p99 === undefined ? '' : `${r.p99.toFixed(1)} ms`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
   }
   return lines.join('\n');
 }

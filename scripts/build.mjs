@@ -34,6 +34,8 @@ const entries = [
   // The seeds' `multi-agent-mux-delegate-job`: `mam job` under the name seed 004's skill gave it.
   { entryPoints: ['src/cli/delegateJob.ts'], outfile: 'dist/delegate-job.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },
+  // `mam mcp`: the MCP server and the SDK (with the zod it validates the protocol with), loaded by boot.ts for that command only.
+  { entryPoints: ['src/mcp/main.ts'], outfile: 'dist/mcp.js' },
   // The embedded broker (aedes), loaded only by the daemon `mam broker serve`.
   { entryPoints: ['src/core/messaging/brokerDaemon.ts'], outfile: 'dist/broker-daemon.js' },
   // The scripted agent `mam demo` runs in each session (a program of its own, started with node).

@@ -1,5 +1,4 @@
 import { ExitCode, MamError, errorMessage } from '../core/base/errors';
-import type { Logger } from '../core/base/log';
 import { printable } from '../core/base/ids';
 import { buildCore, type Core } from '../core/core';
 import * as path from 'node:path';
@@ -7,6 +6,7 @@ import { findWorkspace } from '../core/config/workspace';
 import { GLOBAL_OPTIONS, parseCommandArgs, type OptionSpec } from './args';
 import type { CliIo, Command, CommandContext } from './command';
 import { COMMANDS, GROUPS } from './commands';
+import { oneLine, stderrLogger } from './stderrLogger';
 import { version } from '../../package.json';
 
 /** Runs one `mam` invocation and resolves with its exit code. Never calls process.exit. */
@@ -93,16 +93,6 @@ function cliPath(): string {
   return path.join(__dirname, 'cli.js');
 }
 
-function stderrLogger(io: CliIo): Logger {
-  const debug = Boolean(io.env.MAM_DEBUG);
-  return {
-    debug: (m) => debug && io.stderr(`mam: debug: ${oneLine(m)}\n`),
-    info: (m) => debug && io.stderr(`mam: ${oneLine(m)}\n`),
-    warn: (m) => io.stderr(`mam: warning: ${oneLine(m)}\n`),
-    error: (m) => io.stderr(`mam: error: ${oneLine(m)}\n`),
-  };
-}
-
 function mainHelp(): string {
   const lines = [
     `mam ${version} — Multi-Agent Mux: a team of terminal coding agents as resumable sessions, with tracked jobs`,
@@ -173,8 +163,4 @@ export function commandHelp(command: Command): string {
     ...(command.details ? ['', command.details.trimEnd()] : []),
     '',
   ].join('\n');
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

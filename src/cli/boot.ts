@@ -1,8 +1,8 @@
 /**
  * What every `mam` process does first (dist/cli.js, and the seeds' `multi-agent-mux-delegate-job`):
  * an io that never writes control sequences nor dies on a closed pipe, then the command — loading
- * only what it needs: dist/cli-event.js for `mam event`, which agents run once per event, and
- * dist/cli-main.js for everything else. Keeping them apart keeps both cold starts short.
+ * only what it needs: dist/cli-event.js for `mam event`, which agents run once per event,
+ * dist/mcp.js for `mam mcp` (the MCP server), and dist/cli-main.js for everything else. Keeping them apart keeps both cold starts short.
  */
 import * as path from 'node:path';
 import { version } from '../../package.json';
@@ -42,6 +42,10 @@ export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly st
 /** `mam ARGV…` in this process. */
 export function runMam(io: CliIo, argv: readonly string[]): Promise<number> {
   if (argv[0] === 'event') return (require(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io);
+  // `mam mcp` is a server that lives as long as its client: its bundle holds all it needs (and the MCP SDK).
+  if (argv[0] === 'mcp' && !argv.includes('--help') && !argv.includes('-h')) {
+    return (require(path.join(__dirname, 'mcp.js')) as typeof import('../mcp/main')).runMcp(argv.slice(1), io, path.join(__dirname, 'cli.js'));
+  }
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     io.stdout(`${version}\n`);
     return Promise.resolve(0);

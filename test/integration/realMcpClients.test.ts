@@ -6,7 +6,8 @@
  *
  * The first test's server is test/fixtures/mcp-stub-cli.js standing in for dist/cli.js (`mcp
  * --workspace DIR` and nothing else): it logs what each client sent, with the arguments and the
- * variables it was started with. The second registers the real one.
+ * variables it was started with, which the real server does not show. The second registers the
+ * real `mam mcp`, and each CLI connects to it.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initWorkspace } from '../../src/core/init/initWorkspace';
 import { CLI, REPO_ROOT, tempDir } from '../support/helpers';
-import { itNeeds, mcpCommandMissing } from '../support/needs';
+import { itNeeds } from '../support/needs';
 import { AGENTS_BIN, agentEnv, agentHome, agentsMissing, startModelServer, type ModelServer, type RealAgent } from '../support/realAgents';
 
 const STUB_CLI = path.join(REPO_ROOT, 'test/fixtures/mcp-stub-cli.js');
@@ -110,7 +111,7 @@ describe('mam init’s MCP registration, as the real claude, codex, gemini and o
     assert.deepEqual(server.outbound().filter((h) => !KNOWN_OUTBOUND.some((k) => k.test(h))), [], 'nothing but the model server was reached');
   });
 
-  itNeeds(missing ?? mcpCommandMissing(CLI), 'with the real `mam mcp` as mam init registers it: claude, gemini and opencode connect to it, and codex hands its tools to the model', async () => {
+  itNeeds(missing, 'with the real `mam mcp` as mam init registers it: claude, gemini and opencode connect to it, and codex hands its tools to the model', async () => {
     const workspace = fs.realpathSync(tempDir('repo'));
     execFileSync('git', ['init', '-q'], { cwd: workspace });
     await initWorkspace({ workspace, cliPath: CLI, mode: 'install' });

@@ -52,9 +52,12 @@ export interface MamResult {
 }
 
 /** Runs the built CLI (`node dist/cli.js …`) as a user would, with an argument array. */
-export async function mam(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<MamResult> {
-  const r = await execa(process.execPath, [CLI, ...args], { cwd: options.cwd, env: options.env, reject: false, timeout: 60_000 });
-  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+export async function mam(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<MamResult> {
+  const timeout = options.timeoutMs ?? 60_000;
+  const r = await execa(process.execPath, [CLI, ...args], { cwd: options.cwd, env: options.env, reject: false, timeout });
+  // A process the test had to kill says so, rather than leave an exit code of -1 to guess from.
+  const killed = r.timedOut ? `\n(the test killed \`mam ${args.slice(0, 2).join(' ')}\` after ${timeout} ms)` : '';
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: `${String(r.stderr)}${killed}` };
 }
 
 /** Every file under `dir` with a hash of its contents: compare two to prove nothing changed. */

@@ -13,12 +13,3 @@ export function itNeeds(missing: string | undefined, title: string, fn: Mocha.As
 export function programMissing(program: string, args: string[], install: string): string | undefined {
   return spawnSync(program, args, { stdio: 'ignore' }).status === 0 ? undefined : `${program} is not installed (${install})`;
 }
-
-/**
- * Why the built CLI `cli` cannot serve MCP yet, or undefined. `mam mcp` (issue 25's server) and its
- * registration (`mam init`, the VS Code provider) were built side by side: until both have landed,
- * the tests that start the real server wait, pending. Remove this once they have.
- */
-export function mcpCommandMissing(cli: string): string | undefined {
-  return spawnSync(process.execPath, [cli, 'mcp', '--help'], { stdio: 'ignore' }).status === 0 ? undefined : 'this build of the CLI has no `mcp` command yet';
-}

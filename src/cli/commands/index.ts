@@ -6,6 +6,7 @@ import { doctorCommand } from './doctor';
 import { initCommand } from './init';
 import { jobCommands } from './job';
 import { loopCommands } from './loop';
+import { mcpCommand } from './mcp';
 import { planCommands } from './plan';
 import { mergeCommands } from './merge';
 import { monitorCommand } from './monitor';
@@ -32,4 +33,4 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'remote', summary: 'remote runners: run jobs dispatched from another host' },
 ];
 
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...planCommands, ...worktreeCommands, ...mergeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, conflictsCommand, doctorCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [...sessionCommands, ...jobCommands, ...loopCommands, ...planCommands, ...worktreeCommands, ...mergeCommands, ...orchestratorCommands, ...brokerCommands, ...remoteCommands, initCommand, monitorCommand, conflictsCommand, doctorCommand, demoCommand, mcpCommand];

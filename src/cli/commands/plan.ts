@@ -1,11 +1,11 @@
 import { ExitCode } from '../../core/base/errors';
 import { printable } from '../../core/base/ids';
 import { LoopStore } from '../../core/loop/loopState';
-import { parsePlan } from '../../core/plan/planFile';
 import { PlanRunner } from '../../core/plan/planRunner';
 import { cancelPlan, startPlan } from '../../core/plan/planStart';
 import { draftPlan } from '../../core/plan/planDraft';
-import { PlanStore, type PlanState, type TaskState } from '../../core/plan/planState';
+import { PlanStore, type PlanState } from '../../core/plan/planState';
+import { planNeeds, planStatusRecord, waitsFor, type PlanStatusRecord } from '../../core/plan/planStatus';
 import { defineCommand, JSON_OPTION, type Command, type CommandContext } from '../command';
 import { dash, since, table } from '../output';
 
@@ -138,30 +138,12 @@ function counts(plan: PlanState): Record<string, number> {
   return out;
 }
 
-/** What each task waits for: the tasks it needs that have not landed, or the tasks it may conflict with. */
-function waitsFor(plan: PlanState, needs: Map<string, string[]>, t: TaskState): string[] {
-  if (t.state === 'pending') return [...(needs.get(t.id) ?? []).filter((n) => plan.tasks.find((x) => x.id === n)?.state !== 'landed'), ...t.waits_for];
-  return t.waits_for;
-}
-
-function statusRecord(ctx: CommandContext, plan: PlanState): Record<string, unknown> {
-  const spec = parsePlan(plan.source, `${plan.id}/plan.yaml`);
-  const needs = new Map(spec.tasks.map((t) => [t.id, t.needs]));
-  const loops = new LoopStore(ctx.controlPlane().paths);
-  return {
-    id: plan.id, title: plan.title, status: plan.status, reason: plan.reason, into: plan.into, max_parallel: plan.max_parallel, tokens: plan.tokens,
-    created_at: plan.created_at, updated_at: plan.updated_at,
-    tasks: plan.tasks.map((t) => ({
-      id: t.id, state: t.state, step: t.step, why: t.why, needs: needs.get(t.id) ?? [], waits_for: waitsFor(plan, needs, t),
-      creator: t.creator, reviewers: t.reviewers, worktree: t.worktree, branch: t.branch, loop_id: t.loop_id,
-      loop_round: t.loop_id ? (loops.get(t.loop_id)?.rounds.length ?? null) : null, merge_entry: t.merge_entry, landed_commit: t.landed_commit, tokens: t.tokens,
-    })),
-  };
+function statusRecord(ctx: CommandContext, plan: PlanState): PlanStatusRecord {
+  return planStatusRecord(plan, new LoopStore(ctx.controlPlane().paths));
 }
 
 function printStatus(ctx: CommandContext, plan: PlanState): void {
-  const spec = parsePlan(plan.source, `${plan.id}/plan.yaml`);
-  const needs = new Map(spec.tasks.map((t) => [t.id, t.needs]));
+  const needs = planNeeds(plan);
   const loops = new LoopStore(ctx.controlPlane().paths);
   ctx.out(`plan ${plan.id} ${plan.status}: ${printable(plan.title, 100)} → ${plan.into}${plan.tokens ? ` · ${plan.tokens} tokens` : ''}`);
   for (const line of table(plan.tasks, [

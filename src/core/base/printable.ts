@@ -12,3 +12,11 @@ export function printable(text: string, max = 80): string {
 export function printableLines(text: string): string {
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
 }
+
+/**
+ * Text from outside kept whole as data (an MCP result, a JSON field): newlines and tabs stay, every
+ * other control character is rendered visibly (`\x1b`) — a client that prints it obeys nothing.
+ */
+export function printableText(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

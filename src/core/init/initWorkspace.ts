@@ -263,7 +263,8 @@ function removeEmptyDirs(workspace: string, entries: readonly ManifestEntry[]): 
   return entries.filter((e) => !gone.has(e));
 }
 
-async function registerOrchestrator(paths: ControlPlanePaths, agent: EnclosingAgent): Promise<OrchestratorOutcome> {
+/** Records the agent this runs under as the orchestrator (`mam init`, and `mam mcp` for the client that started it); a MAM session is not one. */
+export async function registerOrchestrator(paths: ControlPlanePaths, agent: EnclosingAgent): Promise<OrchestratorOutcome> {
   if (!agent.found) return { registered: false, why: agent.why };
   if (agent.mamSession) return { registered: false, why: `this runs in MAM session '${agent.mamSession}' (${agent.agent}), a sub-agent whose conversation is the session's` };
   const { added } = await new OrchestratorRegistry(paths).register(agent.agent, agent.conversationId);

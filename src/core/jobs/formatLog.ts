@@ -1,5 +1,12 @@
 import { printable, printableLines } from '../base/ids';
 import type { AuditEntry } from '../store/auditLog';
+import type { JobRecord } from '../store/jobSchema';
+
+/** One job as one line: `ID STATE (reason): detail` — what `job submit` and `job wait` print, and an MCP result's text. */
+export function describeJob(job: JobRecord): string {
+  const said = job.detail ? printable(job.detail, 2000) : job.why ? printable(job.why, 2000) : '';
+  return `${job.id} ${job.state}${job.reason ? ` (${job.reason})` : ''}${said ? `: ${said}` : ''}`;
+}
 
 /** One audit-log entry as one line of text: `mam job logs` and the job-log document in VS Code. */
 export function formatEntry(e: AuditEntry): string {

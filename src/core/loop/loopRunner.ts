@@ -56,18 +56,42 @@ export class LoopRunner extends DisposableBase {
     const options = await loopOptionsOf(this.engine, req);
     const release = await this.lockCheckout(options.checkout);
     try {
-      const unfinished = this.loops.list().find((l) => l.status === 'running' && l.checkout === options.checkout);
-      if (unfinished) {
-        if (unfinished.task !== options.task) {
-          throw new LoopNotStartedError(`loop ${unfinished.id} on ${options.checkout} did not finish; resume it with 'mam loop resume ${unfinished.id}' or cancel it with 'mam loop cancel ${unfinished.id}'`);
-        }
-        return await this.run(unfinished, 'resuming');
-      }
+      const unfinished = this.unfinishedOn(options);
+      if (unfinished) return await this.run(unfinished, 'resuming');
       await checkSessionsFree(this.engine, options);
       return await this.run(this.newState(options), 'starting');
     } finally {
       release();
     }
+  }
+
+  /**
+   * Checks a request as `start` does and stores the new loop without running it: a process of its
+   * own runs it (`mam loop resume ID`, LoopService.start). The same task's unfinished loop on the
+   * checkout is returned as it is, for that process to go on with.
+   */
+  async prepare(req: LoopRequest): Promise<LoopState> {
+    const options = await loopOptionsOf(this.engine, req);
+    const release = await this.lockCheckout(options.checkout);
+    try {
+      const unfinished = this.unfinishedOn(options);
+      if (unfinished) return unfinished;
+      await checkSessionsFree(this.engine, options);
+      const state = this.newState(options);
+      this.loops.save(state);
+      return state;
+    } finally {
+      release();
+    }
+  }
+
+  /** The running loop on the request's checkout (its owner is gone: we hold the checkout's lock); another task's is in the way. */
+  private unfinishedOn(options: LoopOptions): LoopState | undefined {
+    const unfinished = this.loops.list().find((l) => l.status === 'running' && l.checkout === options.checkout);
+    if (unfinished && unfinished.task !== options.task) {
+      throw new LoopNotStartedError(`loop ${unfinished.id} on ${options.checkout} did not finish; resume it with 'mam loop resume ${unfinished.id}' or cancel it with 'mam loop cancel ${unfinished.id}'`);
+    }
+    return unfinished;
   }
 
   /**

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import { UsageError } from '../base/errors';
@@ -70,6 +73,41 @@ export class LoopService extends DisposableBase {
     // Paths in the request are the workspace's unless the caller says from where.
     const baseDir = request.baseDir ?? this.jobs.deps.controlPlane.workspace;
     return this.follow((runner) => runner.start({ ...request, baseDir }), onProgress);
+  }
+
+  /**
+   * Checks and stores a new loop, then runs it in a process of its own (`mam loop resume ID`, its
+   * output in `.mam/loops/<id>.log`) so that it outlives its caller (an MCP client's call); resolves
+   * once it is stored. The same task's unfinished loop on the checkout goes on instead.
+   */
+  async start(request: Omit<LoopRequest, 'baseDir'> & { baseDir?: string }): Promise<LoopState> {
+    this.jobs.trust.require('run a review loop');
+    const runner = new LoopRunner(this.jobs, this.logger);
+    try {
+      const state = await runner.prepare({ ...request, baseDir: request.baseDir ?? this.jobs.deps.controlPlane.workspace });
+      this.changed.fire({ loop: state });
+      this.runDetached(state.id);
+      return state;
+    } finally {
+      runner.dispose();
+    }
+  }
+
+  /** Where a loop run by `start` writes its output. */
+  runLog(id: string): string {
+    return path.join(this.jobs.deps.controlPlane.paths.loopsDir, `${id}.log`);
+  }
+
+  private runDetached(id: string): void {
+    const { controlPlane, env, cliPath } = this.jobs.deps;
+    const log = fs.openSync(this.runLog(id), 'a');
+    try {
+      const child = spawn(process.execPath, [cliPath, 'loop', 'resume', id, '--workspace', controlPlane.workspace], { cwd: controlPlane.workspace, env, detached: true, stdio: ['ignore', log, log] });
+      child.on('error', (err) => this.logger.warn(`loop ${id}: could not start its runner: ${err.message}`));
+      child.unref();
+    } finally {
+      fs.closeSync(log);
+    }
   }
 
   /** Continues here a loop whose run stopped midway (its process died), without repeating finished jobs. */

@@ -4,7 +4,7 @@ import { isoOn, systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
 import { checkId } from '../base/ids';
 import { bool, int, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
-import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile';
 import type { ControlPlanePaths } from '../store/paths';
 import { LOOP_STATUSES, ROUND_STATUSES, type LoopStatus, type RoundStatus } from './loopLifecycle';
 import type { SnapshotIdentity } from './snapshot';
@@ -128,15 +128,7 @@ export class LoopStore {
   get(id: string): LoopState | undefined {
     checkId(id, 'loop');
     const file = this.file(id);
-    const bytes = readIfExists(file);
-    if (!bytes) return undefined;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      throw new ValidationError(`${file}: not JSON (${errorMessage(err)}); fix or remove the file`);
-    }
-    return validateLoopState(raw, file);
+    return readJsonFile(file, (raw) => validateLoopState(raw, file));
   }
 
   /** Every loop, newest first. */

@@ -4,7 +4,7 @@ import { isoOn, systemClock, type Clock } from '../base/clock';
 import { errorMessage, ValidationError } from '../base/errors';
 import { printable } from '../base/ids';
 import { bool, custom, list, lit, nullable, obj, oneOf, optional, parse, refine, reject, str, type Schema } from '../base/schema';
-import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
 import type { ControlPlanePaths } from '../store/paths';
 
@@ -102,15 +102,7 @@ export class MergeQueueStore {
 
   /** The entries in queue order; a corrupt file throws a ValidationError naming it and the field. */
   read(): MergeEntry[] {
-    const bytes = readIfExists(this.file);
-    if (!bytes) return [];
-    let raw: unknown;
-    try {
-      raw = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      throw new ValidationError(`${this.file}: not JSON (${errorMessage(err)}); fix or remove the file`);
-    }
-    return validateQueue(raw, this.file).entries;
+    return readJsonFile(this.file, (raw) => validateQueue(raw, this.file).entries) ?? [];
   }
 
   /** Never throws: for views that must show something whatever the file holds. */

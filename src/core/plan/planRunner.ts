@@ -88,6 +88,8 @@ export class PlanRunner extends DisposableBase {
       if (isMeasured(job.usage)) void this.checkBudgets(id).catch((err: unknown) => this.deps.logger.warn(`plan ${id}: budget check: ${errorMessage(err)}`));
     });
     const active = new Map<string, Promise<void>>();
+    // A landed task whose sessions and worktree a killed run did not finish putting away.
+    for (const t of state.tasks) if (t.state === 'landed' && t.step === 'cleanup') this.putAway(id, t);
     try {
       for (;;) {
         const now = await this.blockUnreachable(id);
@@ -111,6 +113,7 @@ export class PlanRunner extends DisposableBase {
         await Promise.race(active.values());
       }
       await Promise.all(active.values());
+      await Promise.all(this.puttingAway);
       return await this.finish(id);
     } finally {
       budgetWatch.dispose();
@@ -196,7 +199,7 @@ export class PlanRunner extends DisposableBase {
           t.started_at = this.plans.now();
         }
       });
-      const steps: TaskStep[] = ['worktree', 'sessions', 'loop', 'queue', 'cleanup'];
+      const steps: TaskStep[] = ['worktree', 'sessions', 'loop', 'queue'];
       for (const step of steps.slice(task.step ? steps.indexOf(task.step) : 0)) {
         task = await this.patch(id, taskId, (t) => void (t.state === 'running' && (t.step = step)));
         // Cancelled, or its budget crossed, since the last step: nothing more is done for it.
@@ -205,17 +208,19 @@ export class PlanRunner extends DisposableBase {
         if (step === 'worktree') task = await this.prepareWorktree(id, task);
         else if (step === 'sessions') task = await this.prepareSessions(id, task);
         else if (step === 'loop') task = await this.review(id, task);
-        else if (step === 'queue') task = await this.land(id, task);
-        else await this.cleanUp(id, task);
+        else task = await this.land(id, task);
       }
-      await this.patch(id, taskId, (t) => {
+      // Landed: what needs it may start now; its sessions and worktree are put away meanwhile
+      // (step `cleanup` until done, so that a run killed before then puts them away on resume).
+      task = await this.patch(id, taskId, (t) => {
         if (t.state !== 'running') return;
         t.state = 'landed';
-        t.step = null;
+        t.step = 'cleanup';
         t.why = null;
         t.ended_at = this.plans.now();
       });
       this.say(`${taskId}: landed ${task.landed_commit?.slice(0, 12) ?? ''}`);
+      if (task.state === 'landed') this.putAway(id, task);
     } catch (err) {
       const end = err instanceof TaskEnd ? err : new TaskEnd('failed', errorMessage(err));
       await this.patch(id, taskId, (t) => {
@@ -326,10 +331,20 @@ export class PlanRunner extends DisposableBase {
   }
 
   /** Landed: the sessions the plan created are stopped (their conversations kept), the worktree removed. */
+  /** Puts a landed task's sessions and worktree away in the background; the run waits for it before it ends. */
+  private putAway(id: string, task: TaskState): void {
+    const done = this.cleanUp(id, task)
+      .then(() => this.patch(id, task.id, (t) => void (t.step === 'cleanup' && (t.step = null))))
+      .catch((err: unknown) => this.deps.logger.warn(`putting ${task.id} away: ${errorMessage(err)}`))
+      .finally(() => this.puttingAway.delete(done));
+    this.puttingAway.add(done);
+  }
+
+  private readonly puttingAway = new Set<Promise<unknown>>();
+
+  /** The sessions the plan created are stopped (their conversations kept), all at once; the worktree removed. */
   private async cleanUp(id: string, task: TaskState): Promise<void> {
-    for (const name of task.created_sessions) {
-      await this.deps.sessions.stop(name).catch((err: unknown) => this.deps.logger.warn(`stopping ${name}: ${errorMessage(err)}`));
-    }
+    await Promise.all(task.created_sessions.map((name) => this.deps.sessions.stop(name).catch((err: unknown) => this.deps.logger.warn(`stopping ${name}: ${errorMessage(err)}`))));
     await this.worktrees.remove(worktreeIssue(id, task.id)).catch((err: unknown) => this.deps.logger.warn(`removing the worktree of ${task.id}: ${errorMessage(err)}`));
   }
 

@@ -1,4 +1,4 @@
-import type { SessionService } from '../sessions/sessionService';
+import { abandonedCreate, type SessionService } from '../sessions/sessionService';
 import type { Assignee, PlanTask } from './planFile';
 
 /** Who works on a task, as session names the loop takes (`human:NAME` for a person). */
@@ -32,7 +32,9 @@ export async function assigneeSessions(sessions: SessionService, req: AssigneeRe
     if (who.kind === 'session') return who.name;
     const name = `${short}-${req.task.id}-${label}`.slice(0, 64);
     const existing = await sessions.require(name).catch(() => undefined);
-    if (existing) {
+    // A create killed midway (this run's, before a crash) left a `starting` row with no pane: it is
+    // no session; creating it again clears that row.
+    if (existing && !abandonedCreate(existing)) {
       // Made by this task before a crash (recorded or not): taken up again, resumed if it stopped.
       if (!req.already.includes(name)) await req.onCreated(name);
       if (existing.status !== 'running' && existing.status !== 'starting') await sessions.resume(name, { baseDir: req.worktree });

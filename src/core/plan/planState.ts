@@ -5,7 +5,7 @@ import { isoOn, systemClock, type Clock } from '../base/clock';
 import { UsageError, ValidationError, errorMessage } from '../base/errors';
 import { printable } from '../base/ids';
 import { int, lazy, list, nullable, num, obj, oneOf, parse, str, type Schema } from '../base/schema';
-import { readIfExists, writeFileAtomic } from '../store/atomicFile';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile';
 import { withLock } from '../store/lock';
 import type { ControlPlanePaths } from '../store/paths';
 
@@ -167,15 +167,7 @@ export class PlanStore {
 
   get(id: string): PlanState | undefined {
     const file = this.file(id);
-    const bytes = readIfExists(file);
-    if (!bytes) return undefined;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      throw new ValidationError(`${file}: not JSON (${errorMessage(err)}); fix or remove the file`);
-    }
-    return parse(planStateSchema, raw, (problem) => new ValidationError(`${file}: ${problem}; fix or remove the file`));
+    return readJsonFile(file, (raw) => parse(planStateSchema, raw, (problem) => new ValidationError(`${file}: ${problem}; fix or remove the file`)));
   }
 
   require(id: string): PlanState {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isErrnoException } from '../base/errors';
+import { ValidationError, errorMessage, isErrnoException } from '../base/errors';
 
 export interface AtomicWriteOptions {
   /** File mode for a new file (e.g. 0o600 for credentials). */
@@ -78,4 +78,21 @@ export function readIfExists(file: string): Buffer | undefined {
     if (isErrnoException(err, 'ENOENT')) return undefined;
     throw err;
   }
+}
+
+/**
+ * A JSON file MAM keeps (a loop, a plan, the merge queue), read with `read` (a schema's parse that
+ * names the field); undefined when it does not exist. A file that is not JSON throws a
+ * ValidationError naming it: the user is told to fix or remove it, never shown a stack.
+ */
+export function readJsonFile<T>(file: string, read: (raw: unknown) => T): T | undefined {
+  const bytes = readIfExists(file);
+  if (!bytes) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw new ValidationError(`${file}: not JSON (${errorMessage(err)}); fix or remove the file`);
+  }
+  return read(raw);
 }
