@@ -3,6 +3,7 @@
 import * as esbuild from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { BUNDLE_ALIASES } from './bundleAliases.mjs';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
@@ -15,6 +16,7 @@ const common = {
   external: ['vscode'],
   logLevel: 'warning',
   legalComments: 'none',
+  alias: BUNDLE_ALIASES,
 };
 const entries = [
   // The extension's views and commands; the engine (SQLite, MQTT, jobs) loads from dist/engine.js on first need.

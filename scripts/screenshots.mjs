@@ -24,6 +24,8 @@ const SHOTS = [
   { shot: 'plans.dark-modern.png', name: 'vscode-plans.png', clip: { x: 0, y: 0, width: 300, height: 232 } },
   // The ended plan's page in Dark Modern: its tab, facts, graph of needs with the critical path, and the top of its task list.
   { shot: 'plan.dark-modern.png', name: 'vscode-plan-page.png', clip: { x: 348, y: 35, width: 1052, height: 800 } },
+  // VS Code's MCP: List Servers in that window: the server the extension offers for each MAM folder (docs/vscode.md).
+  { shot: 'multiroot-mcp.png', name: 'vscode-mcp.png', clip: { x: 396, y: 2, width: 610, height: 116 } },
 ];
 
 // A shot older than the bundle it shows is from an earlier run, not from this build.

@@ -19,6 +19,7 @@ import { SnapshotContentProvider } from './views/loops/snapshotDocuments';
 import { UriSchemes } from './views/shared/uriSchemes';
 import { GitignoreOffer } from './views/workspace/gitignoreOffer';
 import { InitOffer } from './views/workspace/initOffer';
+import { registerMcpServers, type McpServerProvider } from './views/workspace/mcpServers';
 import { registerWorkspaceCommands } from './views/workspace/workspaceCommands';
 
 /** What the extension hands to its own tests (and to anyone curious): the live parts. */
@@ -34,6 +35,8 @@ export interface MamApi {
   reports: ReportPanels;
   gitignore: GitignoreOffer;
   init: InitOffer;
+  /** What the window's agent mode is offered: `mam mcp` per MAM folder. */
+  mcp: McpServerProvider;
   /** How long `activate` took, in ms. */
   activationMs: number;
   /** How long evaluating dist/extension.js took, in ms (measured by the bundle's first and last lines). */
@@ -59,6 +62,8 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const loops = new LoopsTreeProvider(host);
   const { provider: mergeQueue, disposables: mergeQueueParts } = registerMergeQueueView(host);
   context.subscriptions.push(...mergeQueueParts);
+  const { provider: mcp, disposables: mcpParts } = registerMcpServers(host, context);
+  context.subscriptions.push(...mcpParts);
   const loopsView = vscode.window.createTreeView(Views.loops, { treeDataProvider: loops, showCollapseAll: true });
   // A loop file that cannot be read is named in its view, not hidden.
   context.subscriptions.push(loops.problems.showIn(loopsView));
@@ -117,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): MamApi {
   const activationMs = performance.now() - started;
   const loadMs = (module.exports as { __mamLoadMs?: number }).__mamLoadMs ?? 0;
   channel.info(`activated in ${activationMs.toFixed(1)} ms; loading the bundle took ${loadMs.toFixed(1)} ms`);
-  return { host, sessions, jobs, loops, mergeQueue, plans, statusBar, notifier, reports, gitignore, init, activationMs, loadMs };
+  return { host, sessions, jobs, loops, mergeQueue, plans, statusBar, notifier, reports, gitignore, init, mcp, activationMs, loadMs };
 }
 
 export function deactivate(): void {}

@@ -5,6 +5,7 @@ import * as esbuild from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUNDLE_ALIASES } from '../bundleAliases.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const src = path.join(root, 'test/vscode/suite');
@@ -20,5 +21,6 @@ await esbuild.build({
   target: 'node20',
   sourcemap: 'inline',
   external: ['vscode', 'mocha'],
+  alias: BUNDLE_ALIASES,
   logLevel: 'warning',
 });

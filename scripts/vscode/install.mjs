@@ -2,9 +2,14 @@
 /**
  * Installs what scripts/vscode/run.mjs needs, skipping whatever is already there:
  *
- *   - code-server 4.100.3 (VS Code 1.100.3's server and web workbench; the newest release whose
- *     engines.node accepts Node 20) in .cache/code-server/, a folder with its own package.json:
- *     a test tool of ~300 MB that must stay out of the project's dependencies and the VSIX.
+ *   - Node.js 22 (the npm package node-linux-<arch>: the official build, headers included) in
+ *     .cache/node-<version>/: code-server from 4.101 on (VS Code 1.101, the first with the MCP
+ *     server API the extension uses) needs Node 22, while the project and its tests run on Node 20.
+ *     It runs code-server and nothing else.
+ *   - code-server 4.103.2 (VS Code 1.103.2's server and web workbench; the oldest release on the
+ *     registry past 1.101) in .cache/code-server-<version>/, a folder with its own package.json,
+ *     installed and built with that Node: a test tool of ~300 MB that must stay out of the project's
+ *     dependencies and the VSIX. Versioned folders: another checkout's older pin is left as it is.
  *   - playwright-core (a devDependency: `npm ci` installs it; it downloads no browser).
  *   - Debian's /usr/bin/chromium and the build packages code-server's native modules need are only
  *     checked: .ci/run installs them (`apt-get install chromium libkrb5-dev libx11-dev libxkbfile-dev
@@ -24,16 +29,23 @@ import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CODE_SERVER_VERSION = '4.100.3';
-export const CODE_SERVER_HOME = path.join(REPO_ROOT, '.cache/code-server');
+export const CODE_SERVER_VERSION = '4.103.2';
+export const CODE_SERVER_HOME = path.join(REPO_ROOT, `.cache/code-server-${CODE_SERVER_VERSION}`);
 export const CODE_SERVER_PKG = path.join(CODE_SERVER_HOME, 'node_modules/code-server');
+// code-server's engines.node is "22"; this build's minor is whatever the registry had when pinned.
+export const NODE_VERSION = '22.23.3';
+const NODE_PACKAGE = `node-linux-${os.arch()}`; // x64, arm64: the official builds, one package each
+export const NODE_HOME = path.join(REPO_ROOT, `.cache/node-${NODE_VERSION}`);
+const NODE_PREFIX = path.join(NODE_HOME, 'node_modules', NODE_PACKAGE);
+/** The Node.js code-server runs on (never the project's own). */
+export const CODE_SERVER_NODE = path.join(NODE_PREFIX, 'bin/node');
 export const CHROMIUM = '/usr/bin/chromium';
 const MARKER = path.join(CODE_SERVER_HOME, '.installed.json');
 // What code-server's native modules (node-pty, kerberos, spdlog, argon2 …) build with.
 const BUILD_LIBRARIES = ['libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev'];
 const BUILD_TOOLS = ['pkg-config', 'make', 'g++', 'python3'];
-// @vscode/ripgrep 1.15.11 (pinned by code-server's shrinkwrap) looks for this file before downloading.
-const RIPGREP_CACHE = { dir: 'vscode-ripgrep-cache-1.15.11', version: 'v13.0.0-10' };
+// @vscode/ripgrep 1.15.14 (pinned by code-server's shrinkwrap) looks for this file before downloading.
+const RIPGREP_CACHE = { dir: 'vscode-ripgrep-cache-1.15.14', version: 'v13.0.0-13' };
 // Files that exist only when the install, including every native build, went through.
 const INSTALLED_FILES = [
   'out/node/entry.js',
@@ -43,15 +55,20 @@ const INSTALLED_FILES = [
   'lib/vscode/node_modules/@vscode/ripgrep/bin/rg',
 ];
 
-/** Whether .cache/code-server holds a complete install of the pinned version, built for this Node's ABI. */
+/** Whether .cache holds the pinned Node and a complete install of the pinned code-server, built with that Node. */
 export function codeServerInstalled() {
+  if (!nodeInstalled()) return false;
   try {
     const marker = JSON.parse(fs.readFileSync(MARKER, 'utf8'));
-    if (marker.version !== CODE_SERVER_VERSION || marker.abi !== process.versions.modules) return false;
+    if (marker.version !== CODE_SERVER_VERSION || marker.node !== `v${NODE_VERSION}`) return false;
   } catch {
     return false;
   }
   return INSTALLED_FILES.every((f) => fs.existsSync(path.join(CODE_SERVER_PKG, f)));
+}
+
+function nodeInstalled() {
+  return spawnSync(CODE_SERVER_NODE, ['--version'], { encoding: 'utf8' }).stdout?.trim() === `v${NODE_VERSION}`;
 }
 
 /**
@@ -60,7 +77,7 @@ export function codeServerInstalled() {
  */
 export function installVsix(vsix, extensionsDir, scratchDir) {
   fs.mkdirSync(extensionsDir, { recursive: true });
-  const r = spawnSync(process.execPath, [path.join(CODE_SERVER_PKG, 'out/node/entry.js'), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--user-data-dir', path.join(scratchDir, 'user-data')], {
+  const r = spawnSync(CODE_SERVER_NODE, [path.join(CODE_SERVER_PKG, 'out/node/entry.js'), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--user-data-dir', path.join(scratchDir, 'user-data')], {
     encoding: 'utf8',
     env: { ...process.env, HOME: scratchDir, XDG_CONFIG_HOME: path.join(scratchDir, 'config'), XDG_DATA_HOME: path.join(scratchDir, 'data') },
   });
@@ -86,11 +103,25 @@ function missingBuildPackages() {
   return [...BUILD_LIBRARIES.filter((p) => !installed(p)), ...BUILD_TOOLS.filter((t) => !onPath(t)), ...(fs.existsSync('/usr/bin/rg') ? [] : ['ripgrep'])];
 }
 
+/** Node.js from the registry into .cache/node-<version>/ (~15 s, ~190 MB), as a staged folder renamed when complete. */
+function installNode() {
+  const staging = `${NODE_HOME}.partial`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.mkdirSync(staging, { recursive: true });
+  fs.writeFileSync(path.join(staging, 'package.json'), `${JSON.stringify({ name: 'mam-vscode-node', private: true, description: 'the Node.js code-server runs on, for scripts/vscode/run.mjs; not part of the extension' }, null, 2)}\n`);
+  console.log(`install: Node.js ${NODE_VERSION} (${NODE_PACKAGE}) into ${path.relative(REPO_ROOT, NODE_HOME)}/`);
+  run('npm', ['install', `${NODE_PACKAGE}@${NODE_VERSION}`, '--no-audit', '--no-fund', '--no-update-notifier'], { cwd: staging, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (spawnSync(path.join(staging, 'node_modules', NODE_PACKAGE, 'bin/node'), ['--version'], { encoding: 'utf8' }).stdout?.trim() !== `v${NODE_VERSION}`) throw new Error(`${NODE_PACKAGE}@${NODE_VERSION} installed no runnable node`);
+  fs.rmSync(NODE_HOME, { recursive: true, force: true });
+  fs.renameSync(staging, NODE_HOME);
+}
+
 function installCodeServer() {
   const missing = missingBuildPackages().join(' ');
   if (missing) throw new Error(`code-server's install needs ${missing} (apt-get install -y ${missing}; .ci/run does it)`);
+  const started = Date.now();
   const staging = `${CODE_SERVER_HOME}.partial`;
-  const log = path.join(REPO_ROOT, '.cache/code-server-install.log');
+  const log = path.join(REPO_ROOT, `.cache/code-server-${CODE_SERVER_VERSION}-install.log`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-code-server-install-'));
   try {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -105,6 +136,9 @@ function installCodeServer() {
 
     const env = {
       ...process.env,
+      // npm and node-gyp run on Node 22, so the native modules are built for the Node that runs them.
+      PATH: `${path.dirname(CODE_SERVER_NODE)}${path.delimiter}${process.env.PATH ?? ''}`,
+      npm_config_nodedir: NODE_PREFIX, // its headers: node-gyp would fetch them from nodejs.org
       TMPDIR: tmp, // where @vscode/ripgrep's postinstall looks for the cache tarball
       npm_config_unsafe_perm: 'true', // root installs: code-server's postinstall refuses without it
       npm_config_yes: 'true', // node-pty's postinstall would otherwise prompt
@@ -117,10 +151,6 @@ function installCodeServer() {
       npm_config_fund: 'false',
       npm_config_update_notifier: 'false',
     };
-    // node-gyp would fetch Node's headers from nodejs.org; use the installed ones when present.
-    const nodePrefix = path.resolve(path.dirname(process.execPath), '..');
-    if (!env.npm_config_nodedir && fs.existsSync(path.join(nodePrefix, 'include/node/node.h'))) env.npm_config_nodedir = nodePrefix;
-
     console.log(`install: code-server ${CODE_SERVER_VERSION} into ${path.relative(REPO_ROOT, CODE_SERVER_HOME)}/ (log: ${path.relative(REPO_ROOT, log)})`);
     const out = fs.openSync(log, 'w');
     const r = spawnSync('npm', ['install', `code-server@${CODE_SERVER_VERSION}`, '--foreground-scripts'], { cwd: staging, env, stdio: ['ignore', out, out] });
@@ -130,7 +160,7 @@ function installCodeServer() {
       const tail = fs.readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
       throw new Error(`npm install code-server@${CODE_SERVER_VERSION} ${r.status !== 0 ? `exited ${r.status ?? r.signal}` : `left out ${broken.join(', ')}`}; last lines of ${log}:\n${tail}`);
     }
-    fs.writeFileSync(path.join(staging, '.installed.json'), `${JSON.stringify({ version: CODE_SERVER_VERSION, abi: process.versions.modules, node: process.version, at: new Date().toISOString() })}\n`);
+    fs.writeFileSync(path.join(staging, '.installed.json'), `${JSON.stringify({ version: CODE_SERVER_VERSION, node: `v${NODE_VERSION}`, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000) })}\n`);
     // Only a complete install takes the final name, so an interrupted one is never mistaken for done.
     fs.rmSync(CODE_SERVER_HOME, { recursive: true, force: true });
     fs.renameSync(staging, CODE_SERVER_HOME);
@@ -152,6 +182,7 @@ function main() {
   if (!resolvePlaywright()) problems.push('playwright-core is missing from node_modules (run npm ci: it is a devDependency)');
   if (force || !codeServerInstalled()) {
     try {
+      if (force || !nodeInstalled()) installNode();
       installCodeServer();
     } catch (err) {
       problems.push(err.message);
@@ -161,7 +192,7 @@ function main() {
     for (const p of problems) console.error(`install: ${p}`);
     process.exit(1);
   }
-  console.log(`install: code-server ${CODE_SERVER_VERSION}, playwright-core and chromium ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`install: code-server ${CODE_SERVER_VERSION} on Node.js ${NODE_VERSION}, playwright-core and chromium ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();

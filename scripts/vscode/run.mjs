@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Runs the extension in a real VS Code: code-server 4.100.3 (scripts/vscode/install.mjs puts it in
- * .cache/code-server) driven by Debian's headless Chromium through playwright-core.
+ * Runs the extension in a real VS Code: code-server 4.103.2 on Node.js 22 (scripts/vscode/install.mjs
+ * puts both in .cache/) driven by Debian's headless Chromium through playwright-core.
  *
  *   node scripts/vscode/run.mjs test --tests out/test/vscode/suite/index.js [options]
  *       Opens the workbench with this repository as the extension under development and the tests
@@ -29,6 +29,10 @@
  *     --open-view ID       click the activity-bar entry of view container ID (package.json
  *                          viewsContainers) and wait until each of its views shows rows or its
  *                          welcome text and nothing in it is loading; fails if not within 30 s
+ *     --palette LABEL      after the shot, run the command the Command Palette lists as LABEL (VS Code's
+ *                          own too, e.g. "MCP: List Servers"), then screenshot to --palette-shot F
+ *     --palette-expect T   (repeatable) before that shot, the quick pick it opened must list a row
+ *                          holding T; fails if not within 30 s. Escape closes it afterwards
  *     --command ID         after the shot, run command ID through the command palette (found by its
  *                          package.json title), e.g. one that opens a webview
  *     --pick TEXT          then answer the quick pick the command opened: click the row holding TEXT
@@ -78,9 +82,9 @@
  * harness's temp workspace is gone; whatever is still alive then is killed and listed, and in test
  * mode fails the run: tests that start daemons in a --workspace folder stop them themselves.
  *
- * The server is code-server's own CLI: VS Code 1.100.3's web workbench honours the test payload
- * as it is. (Newer VS Code only does with its bundled lib/vscode/out/server-main.js started with
- * --enable-smoke-test-driver, a flag code-server's CLI rejects; that also works with 1.100.3.)
+ * The server is code-server's own CLI: VS Code 1.103.2's web workbench honours the test payload
+ * as it is. (Much newer VS Code — 1.139 — only does with its bundled lib/vscode/out/server-main.js
+ * started with --enable-smoke-test-driver, a flag code-server's CLI rejects.)
  *
  * Exit codes: 0 passed; 1 tests failed; 2 no result within the bound; 3 the harness failed (server,
  * browser, or a UI wait); 4 the tests passed but left processes behind; 64 bad arguments.
@@ -90,10 +94,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CHROMIUM, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
+import { CHROMIUM, CODE_SERVER_NODE, CODE_SERVER_PKG, REPO_ROOT, codeServerInstalled, installVsix, resolvePlaywright } from './install.mjs';
 import { MARKER, killGroup, killMarked, markedProcesses, waitForHttp, waitForLine, waitUntil, withTimeout } from './processes.mjs';
 import { QUIET_SETTINGS } from './settings.mjs';
-import { answerPick, clickRowAction, expectVisible, openViewContainer, runCommand, setViewExpanded, viewPane, waitForWebview } from './workbench.mjs';
+import { answerPick, clickRowAction, expectPickRows, expectVisible, openViewContainer, runCommand, runPaletteCommand, setViewExpanded, viewPane, waitForWebview } from './workbench.mjs';
 import { measureContrast, pickColorTheme, webviewFrame } from './contrast.mjs';
 
 const RUN_PREFIX = 'mam-vscode-';
@@ -124,6 +128,9 @@ function options() {
         shot: { type: 'string' },
         'open-view': { type: 'string' },
         command: { type: 'string' },
+        palette: { type: 'string' },
+        'palette-shot': { type: 'string' },
+        'palette-expect': { type: 'string', multiple: true },
         'webview-shot': { type: 'string' },
         'webview-selector': { type: 'string', default: 'body *' },
         expect: { type: 'string', multiple: true },
@@ -166,6 +173,7 @@ function options() {
   if (mode === 'ui' && !values.shot) throw new HarnessError('ui mode needs --shot <file.png>', EXIT.usage);
   if ((values.theme || values.contrast || values['webview-expect']) && !values['webview-shot']) throw new HarnessError('--theme, --contrast and --webview-expect need --webview-shot', EXIT.usage);
   if (values.pick && !values.command) throw new HarnessError('--pick needs --command', EXIT.usage);
+  if (Boolean(values.palette) !== Boolean(values['palette-shot']) || (values['palette-expect'] && !values.palette)) throw new HarnessError('--palette needs --palette-shot (and --palette-expect needs --palette)', EXIT.usage);
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new HarnessError(`--timeout must be a positive number of seconds, not ${values.timeout}`, EXIT.usage);
   let extraEnv = {};
@@ -276,7 +284,8 @@ class Run {
     ];
     const out = fs.openSync(this.serverLog, 'a');
     // detached: the server leads a new process group, so one kill reaches its watchers and extension hosts.
-    this.server = spawn(process.execPath, args, { cwd: this.dir, env: this.serverEnv(), detached: true, stdio: ['ignore', out, out] });
+    // code-server needs Node 22 (install.mjs); the extension host it starts inherits that Node.
+    this.server = spawn(CODE_SERVER_NODE, args, { cwd: this.dir, env: this.serverEnv(), detached: true, stdio: ['ignore', out, out] });
     fs.closeSync(out);
     this.serverExit = new Promise((resolve) => this.server.once('exit', (code, signal) => resolve(`the server exited (${signal ?? code})`)));
     this.server.once('error', (err) => log(`server spawn failed: ${err.message}`));
@@ -404,6 +413,14 @@ async function runUi(run) {
       log(`screenshot ${opts['status-shot']} (the status bar)`);
     }
     await viewShots(page, opts['view-shot'], undefined);
+    if (opts.palette) {
+      await runPaletteCommand(page, opts.palette);
+      if (opts['palette-expect']?.length) await expectPickRows(page, opts['palette-expect']);
+      await page.evaluate(() => document.fonts.ready);
+      await page.screenshot({ path: opts['palette-shot'] });
+      log(`screenshot ${opts['palette-shot']} (${opts.palette})`);
+      await page.keyboard.press('Escape');
+    }
     for (const theme of opts['shot-theme'] ?? []) {
       await pickColorTheme(page, undefined, theme);
       await page.mouse.move(900, 600);

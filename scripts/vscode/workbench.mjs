@@ -74,7 +74,12 @@ export async function runCommand(page, id) {
   const pkg = manifest();
   const command = pkg.contributes?.commands?.find((c) => c.command === id);
   if (!command) throw new Error(`package.json contributes no command ${id}`);
-  const label = command.category ? `${command.category}: ${command.title}` : command.title;
+  await runPaletteCommand(page, command.category ? `${command.category}: ${command.title}` : command.title);
+  log(`ran ${id}`);
+}
+
+/** Runs any command, VS Code's own too, through the command palette by the label it lists (`MCP: List Servers`). */
+export async function runPaletteCommand(page, label) {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ timeout: 10_000 });
@@ -82,7 +87,19 @@ export async function runCommand(page, id) {
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: label }).first();
   await row.waitFor({ timeout: 10_000 });
   await row.click();
-  log(`ran ${id} ("${label}")`);
+  log(`ran "${label}" from the command palette`);
+}
+
+/** Waits until the open quick pick lists a row holding each of `texts`; fails naming those it does not within 30 s. */
+export async function expectPickRows(page, texts) {
+  const deadline = Date.now() + 30_000;
+  for (const text of texts) {
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+    await row.waitFor({ timeout: Math.max(1, deadline - Date.now()) }).catch(() => {
+      throw new Error(`the quick pick lists no row holding "${text}" within 30 s`);
+    });
+  }
+  log(`the quick pick lists ${texts.map((t) => `"${t}"`).join(', ')}`);
 }
 
 /** Answers the quick pick a command opened: the row whose text holds `text`, clicked as a person would. */

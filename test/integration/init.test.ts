@@ -17,6 +17,11 @@ const INSTALLED = [
   ...['.agents', '.claude'].flatMap((root) => [...SKILLS.map((s) => `${root}/skills/${s}/SKILL.md`), `${root}/skills/mam-jobs/references/job-types.md`]),
   '.claude/rules/mam.md',
   'AGENTS.md',
+  // MAM's MCP server for each agent CLI that reads a project file (initMcp.test.ts)
+  '.mcp.json',
+  '.codex/config.toml',
+  '.gemini/settings.json',
+  'opencode.json',
 ].sort();
 
 const git = (repo: string, ...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
@@ -69,7 +74,7 @@ function initializedBefore(repo: string, extra: Record<string, string> = {}): vo
 }
 
 describe('mam init: setting a workspace up, again, --update and --remove (real git)', () => {
-  it('in a fresh clone: git sees only the skills, the rules and AGENTS.md; .mam.env is 0600 and ignored by a per-clone exclude; a second run changes nothing and says so', async () => {
+  it('in a fresh clone: git sees only the skills, the rules, AGENTS.md and the MCP configs; .mam.env is 0600 and ignored by a per-clone exclude; a second run changes nothing and says so', async () => {
     const repo = freshClone({ 'README.md': '# A project\n', '.gitignore': 'node_modules/\n' });
     const excludeBefore = read(repo, '.git/info/exclude');
     const first = await mam(['init'], { cwd: path.join(repo) });
@@ -87,7 +92,7 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     const before = tree(repo);
     const second = await mam(['init'], { cwd: repo });
     assert.equal(second.exitCode, 0, second.stderr);
-    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(22 files in place\)\.$/m);
+    assert.match(second.stdout, /^Nothing changed: this workspace is already set up \(26 files in place\)\.$/m);
     assert.doesNotMatch(second.stdout, /created|appended|updated/);
     const json = JSON.parse((await mam(['init', '--json'], { cwd: repo })).stdout) as InitResult;
     assert.equal(json.changed, false);
@@ -162,7 +167,7 @@ describe('mam init: setting a workspace up, again, --update and --remove (real g
     const before = tree(repo);
     const again = await mam(['init', '--update'], { cwd: repo });
     assert.equal(again.exitCode, 0, again.stderr);
-    assert.match(again.stdout, /^Nothing changed: this workspace is already set up \(21 files in place\)\. 1 kept as you left it\.$/m);
+    assert.match(again.stdout, /^Nothing changed: this workspace is already set up \(25 files in place\)\. 1 kept as you left it\.$/m);
     assert.doesNotMatch(again.stdout, /created|appended|updated|removed/);
     assert.deepEqual(tree(repo), before, 'not a byte changed, .mam/init.json included');
 

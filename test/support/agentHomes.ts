@@ -39,6 +39,8 @@ export interface AgentHomeOptions {
   geminiLogin?: boolean;
   /** Give qwen the test provider in its settings; false leaves its "Select Authentication Method" screen (default true). */
   qwenLogin?: boolean;
+  /** The servers of a trusted project's .mcp.json claude may start, approved as a person does once (default none: claude lists them as pending). */
+  claudeMcpApproved?: string[];
 }
 
 /**
@@ -99,7 +101,8 @@ function writeCodex(home: string, options: AgentHomeOptions, trusted: string[]):
 function writeClaude(home: string, options: AgentHomeOptions, trusted: string[]): void {
   const claudeJson: Record<string, unknown> = {};
   if (options.onboarded !== false) claudeJson.hasCompletedOnboarding = true;
-  if (trusted.length > 0) claudeJson.projects = Object.fromEntries(trusted.map((p) => [p, { hasTrustDialogAccepted: true }]));
+  const mcp = options.claudeMcpApproved ? { enabledMcpjsonServers: options.claudeMcpApproved } : {};
+  if (trusted.length > 0) claudeJson.projects = Object.fromEntries(trusted.map((p) => [p, { hasTrustDialogAccepted: true, ...mcp }]));
   if (options.approveKey !== false) claudeJson.customApiKeyResponses = { approved: [TEST_API_KEY.slice(-20)], rejected: [] };
   writeJson(path.join(home, '.claude.json'), claudeJson);
   writeJson(path.join(home, '.claude/settings.json'), options.acceptBypass !== false ? { skipDangerousModePermissionPrompt: true } : {});

@@ -74,7 +74,10 @@ export function multiRootCheck({ base, cli, vsix, out }) {
     code = run('ui', ...(vsix ? ['--vsix', vsix] : []), '--workspace', workspaceFile, '--env-file', envFile, '--open-view', 'mam',
       '--expect', 'creator-1', '--expect', 'reviewer-1', '--expect', 'designer-1', '--expect', 'tester-1',
       '--expect', '3 of 3 running', '--expect', '4 of 4 running', '--expect', '1 needs you', '--expect', 'Polish the landing page copy', '--expect', 'Review the payment retry logic',
-      '--shot', path.join(out, 'multiroot.png'), '--shot-theme', 'Dark Modern', '--shot-theme', 'Dark High Contrast');
+      '--shot', path.join(out, 'multiroot.png'),
+      // VS Code's own list of MCP servers holds the one the extension offers for each MAM folder.
+      '--palette', 'MCP: List Servers', '--palette-expect', 'MAM: api', '--palette-expect', 'MAM: web', '--palette-shot', path.join(out, 'multiroot-mcp.png'),
+      '--shot-theme', 'Dark Modern', '--shot-theme', 'Dark High Contrast');
     if (code === 0) {
       const missing = ['api', 'web'].filter((name) => !fs.existsSync(path.join(base, name, '.mam', 'broker.json')));
       if (missing.length) throw new Error(`no embedded broker in ${missing.join(', ')}`);

@@ -20,6 +20,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
     configuration: { properties: Record<string, unknown> };
     menus: Record<string, Array<{ when?: string }>>;
     viewsWelcome?: Array<{ view: string; when?: string }>;
+    mcpServerDefinitionProviders: Array<{ id: string }>;
   };
 };
 
@@ -57,6 +58,7 @@ describe('the command and view IDs in src are the ones package.json contributes'
   const views = new Set(Object.values(c.views).flat().map((v) => v.id));
   const containers = new Set(Object.values(c.viewsContainers).flat().map((v) => v.id));
   const settings = new Set(Object.keys(c.configuration.properties));
+  const mcpProviders = new Set(c.mcpServerDefinitionProviders.map((p) => p.id));
   /** What `when` clauses and activation events name (in regexes, dots escaped). */
   const conditions = [...Object.values(c.menus).flat().map((m) => m.when ?? ''), ...(c.viewsWelcome ?? []).map((w) => w.when ?? ''), ...pkg.activationEvents].join('\n').replace(/\\\\?\./g, '.');
   const used = literals();
@@ -68,7 +70,7 @@ describe('the command and view IDs in src are the ones package.json contributes'
 
   it("every 'mam.…' string in src is contributed, or a key package.json's conditions name, or listed here", () => {
     const unknown = [...used].filter(([id]) => {
-      if (commands.has(id) || views.has(id) || containers.has(id) || settings.has(id) || NOT_CONTRIBUTED.has(id)) return false;
+      if (commands.has(id) || views.has(id) || containers.has(id) || settings.has(id) || mcpProviders.has(id) || NOT_CONTRIBUTED.has(id)) return false;
       // `<view>.focus`: the command VS Code makes for every view.
       if (id.endsWith('.focus') && views.has(id.slice(0, -'.focus'.length))) return false;
       return !conditions.includes(id);
@@ -76,9 +78,10 @@ describe('the command and view IDs in src are the ones package.json contributes'
     assert.deepEqual(unknown.map(([id, files]) => `${id} (${files.join(', ')})`), []);
   });
 
-  it('every contributed command and view is used in src', () => {
+  it('every contributed command, view and MCP server provider is used in src', () => {
     assert.deepEqual([...commands].filter((id) => !used.has(id)), [], 'commands');
     assert.deepEqual([...views].filter((id) => !used.has(id)), [], 'views');
+    assert.deepEqual([...mcpProviders].filter((id) => !used.has(id)), [], 'MCP server definition providers');
   });
 
   it('every string listed here as not contributed is still used', () => {

@@ -5,7 +5,7 @@ import { defineCommand, JSON_OPTION, type CommandContext } from '../command';
 
 export const initCommand = defineCommand({
   path: ['init'],
-  summary: 'set the workspace up for a team: .mam/, a .mam.env template, skills and AGENTS.md rules for agents',
+  summary: 'set the workspace up for a team: .mam/, a .mam.env template, skills and AGENTS.md rules for agents, their MCP server',
   options: {
     update: { kind: 'boolean', description: 'refresh what mam init installed, except files edited since' },
     remove: { kind: 'boolean', description: 'take back what mam init added, except files edited since' },
@@ -16,7 +16,11 @@ export const initCommand = defineCommand({
     '0600, listed in git\'s per-clone .git/info/exclude instead of your .gitignore), the skills',
     '.agents/skills/mam-*/ and .claude/skills/mam-*/ (SKILL.md; mam-jobs also references/job-types.md), and the team\'s rules: a MAM section in',
     'AGENTS.md (between <!-- mam:begin --> and <!-- mam:end -->; the rest of the file is never touched) and',
-    '.claude/rules/mam.md (Claude Code does not read AGENTS.md).',
+    '.claude/rules/mam.md (Claude Code does not read AGENTS.md). And MAM\'s MCP server (node <this CLI> mcp',
+    '--workspace <root>) as "mam" in each agent CLI\'s project config, beside your other servers: .mcp.json',
+    '(Claude Code, which asks you once to approve it), .codex/config.toml (Codex, in a project it trusts),',
+    '.gemini/settings.json (Gemini CLI, in a folder it trusts) and opencode.json (or your opencode.jsonc); a file',
+    'it cannot parse is named and left alone.',
     'Run from an agent\'s shell (claude, codex), it registers that agent\'s conversation as the orchestrator\'s.',
     '.mam/init.json records what was written and its SHA-256: running init again changes nothing, and',
     'neither --update nor --remove touches a file you edited. --update also adds what a newer MAM installs and',
@@ -67,7 +71,7 @@ function summary(r: InitResult): string {
   const kept = count('kept');
   const keptNote = kept ? ` ${kept} kept as you left ${kept === 1 ? 'it' : 'them'}.` : '';
   if (r.mode === 'remove') return r.changed ? `Took back what mam init added.${keptNote}` : `Nothing to remove.${keptNote}`;
-  if (r.changed) return `Done. Agents find the skills in .agents/skills/ and .claude/skills/.${keptNote}`;
+  if (r.changed) return `Done. Agents find the skills in .agents/skills/ and .claude/skills/, and MAM's MCP server in their project configs.${keptNote}`;
   const outdated = count('outdated');
   return `Nothing changed: this workspace is already set up (${count('unchanged')} files in place).${outdated ? ` ${outdated} installed file${outdated === 1 ? ' is' : 's are'} outdated: mam init --update refreshes ${outdated === 1 ? 'it' : 'them'}.` : ''}${keptNote}`;
 }

@@ -70,6 +70,16 @@ export const CONFIG_KEYS = {
   reportsDir: { env: 'MAM_REPORTS_DIR', setting: 'reportsDir', default: '.mam/reports', parse: text, describe: 'where a passing review loop keeps its reports: a folder inside the workspace, relative to it' },
 } satisfies Record<string, KeySpec<unknown>>;
 
+/**
+ * Every environment variable the settings read (each key's, the seeds' names, the agent overrides):
+ * what a process started with a reduced environment must be handed by name to see them (codex
+ * starts an MCP server with a few variables only).
+ */
+export function settingVariables(): string[] {
+  const keys: ReadonlyArray<KeySpec<unknown>> = Object.values(CONFIG_KEYS);
+  return [...keys.flatMap((k) => [k.env, ...(k.seedEnv ? [k.seedEnv] : [])]), ...AGENT_NAMES.flatMap((a) => [`MAM_AGENT_COMMAND_${a.toUpperCase()}`, `MAM_AGENT_ARGS_${a.toUpperCase()}`])];
+}
+
 export type ConfigKey = keyof typeof CONFIG_KEYS;
 export type MamConfig = { [K in ConfigKey]: (typeof CONFIG_KEYS)[K]['default'] };
 

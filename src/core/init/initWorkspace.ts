@@ -11,6 +11,8 @@ import { appendExclude, excludeFileOf, gitIgnores, removeExclude } from './gitEx
 import { readManifest, sha256, writeManifest, type ManifestEntry } from './manifest';
 import { mamSkills, skillFiles, SKILL_ROOTS } from './skills';
 import { isErrnoException } from '../base/errors';
+import { makeDirs, readText } from './initFiles';
+import { installMcp, removeMcp } from './mcpRegistration';
 
 export type InitMode = 'install' | 'update' | 'remove';
 
@@ -64,8 +66,9 @@ const EXCLUDE_BLOCK = `# Multi-Agent Mux (mam init): broker credentials stay out
 
 /**
  * Sets a workspace up for a MAM team (`mam init`, "MAM: Initialize Workspace"): `.mam/`, a commented
- * `.mam.env` kept out of git by info/exclude, the skills and AGENTS.md section agents read, and the
- * orchestrator's registration. Idempotent; `update` refreshes what nobody edited since; `remove`
+ * `.mam.env` kept out of git by info/exclude, the skills and AGENTS.md section agents read, MAM's
+ * MCP server in each agent CLI's project config (mcpRegistration.ts), and the orchestrator's
+ * registration. Idempotent; `update` refreshes what nobody edited since; `remove`
  * takes back exactly what was added and is unchanged. Never touches a file it did not write.
  */
 export async function initWorkspace(options: InitOptions): Promise<InitResult> {
@@ -142,6 +145,7 @@ async function install(workspace: string, cli: string, update: boolean, before: 
       if (done.kept) entries.push(e);
     }
   }
+  entries.push(...installMcp(workspace, cli, update, before, items));
   return update ? removeEmptyDirs(workspace, entries) : entries;
 }
 
@@ -202,6 +206,7 @@ async function remove(workspace: string, before: readonly ManifestEntry[], items
     items.push(done.item);
     if (done.kept) kept.push(e);
   }
+  kept.push(...removeMcp(workspace, before, items));
   for (const e of before) {
     if (e.kind !== 'exclude') continue;
     if (fs.existsSync(path.join(workspace, ENV_FILE))) {
@@ -266,27 +271,10 @@ export async function registerOrchestrator(paths: ControlPlanePaths, agent: Encl
   return { registered: true, added, agent: agent.agent, conversation_id: agent.conversationId, how: agent.how };
 }
 
-/** Creates `rel` and its missing parents; returns those it created, outermost first. */
-function makeDirs(workspace: string, rel: string): ManifestEntry[] {
-  const missing: string[] = [];
-  for (let d = rel; d !== '.' && d !== '' && !fs.existsSync(path.join(workspace, d)); d = path.posix.dirname(d)) missing.unshift(d);
-  fs.mkdirSync(path.join(workspace, rel), { recursive: true });
-  return missing.map((p) => ({ kind: 'dir', path: p }));
-}
-
 /** One order whatever order the entries were made in, so an unchanged manifest is never rewritten. */
 function sortEntries(entries: readonly ManifestEntry[]): ManifestEntry[] {
   const key = (e: ManifestEntry) => `${e.kind}\u0000${e.kind === 'exclude' ? e.file : e.path}`;
   return [...entries].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-}
-
-function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if (isErrnoException(err, 'ENOENT')) return undefined;
-    throw err;
-  }
 }
 
 function displayPath(workspace: string, file: string): string {

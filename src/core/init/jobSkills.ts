@@ -7,7 +7,7 @@ import type { Skill } from './skillText';
  * real-agent init test) take that one.
  */
 export function jobSkills(t: SkillText): Skill[] {
-  const { mam, delegate, where, exits } = t;
+  const { mam, delegate, where, exits, mcp } = t;
   return [
     {
       name: 'mam-jobs',
@@ -67,6 +67,7 @@ ${mam} job verify <id> --validate "<check command>"
 - \`logs\`: every accepted event and state change. \`logs --pane\`: the text of the agent's pane
   while the job ran (kept as \`pane.txt\` when it ended): read it there, not in the pane's
   scrollback, which loses long output.
+${mcp(['job_submit', 'job_wait', 'job_status', 'job_logs', 'job_cancel'], '`job_wait` sends progress while it waits; cancelling the call stops the wait, not the job.')}
 - \`cancel\` frees the session (it does not interrupt the agent's turn). \`verify\` runs a check (no
   shell; it gets MAM_JOB_ID, MAM_JOB_REPORT, MAM_JOB_DIR) and records it: exit 0 passed, 1 failed.
 

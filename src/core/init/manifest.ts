@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { bool, list, lit, obj, parse, str, variant, type Schema } from '../base/schema';
+import { bool, list, lit, obj, oneOf, parse, str, variant, type Schema } from '../base/schema';
 import { readIfExists, writeFileAtomic } from '../store/atomicFile';
 
 /**
@@ -24,7 +24,14 @@ export type ManifestEntry =
   /** A folder mam init created for its files: removed with them once empty. */
   | { kind: 'dir'; path: string }
   /** Lines appended to git's info/exclude (an absolute path: a worktree's lies outside the workspace). */
-  | { kind: 'exclude'; file: string; text: string };
+  | { kind: 'exclude'; file: string; text: string }
+  /**
+   * The `mam` server mam init registered in an agent CLI's project MCP config (mcpClients.ts):
+   * the file, its format and the key holding the servers; `sha256` of the entry's value as written
+   * (mcpConfig.ts `valueHash`); whether mam init created the file and that key; what it put before
+   * a TOML table.
+   */
+  | { kind: 'mcp'; client: string; path: string; format: 'json' | 'toml'; container: string; sha256: string; created_file: boolean; created_container: boolean; separator: string };
 
 const text = str();
 const manifestSchema: Schema<InitManifest> = obj({
@@ -37,6 +44,7 @@ const manifestSchema: Schema<InitManifest> = obj({
       section: obj({ kind: lit('section'), path: text, sha256: text, separator: text, created_file: bool() }),
       dir: obj({ kind: lit('dir'), path: text }),
       exclude: obj({ kind: lit('exclude'), file: text, text }),
+      mcp: obj({ kind: lit('mcp'), client: text, path: text, format: oneOf(['json', 'toml']), container: text, sha256: text, created_file: bool(), created_container: bool(), separator: text }),
     }),
   ),
 });

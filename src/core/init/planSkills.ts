@@ -6,7 +6,7 @@ export function planSkills(t: SkillText): Skill[] {
   return [plans(t)];
 }
 
-function plans({ mam, where, exits }: SkillText): Skill {
+function plans({ mam, where, exits, mcp }: SkillText): Skill {
   return {
     name: 'mam-plans',
     description: 'Turn a goal of several dependent changes into a Multi-Agent Mux (MAM) plan file (tasks, needs, creators, reviewers, budgets) and run it to reviewed, landed code: write, check, run, status, resume, cancel, draft.',
@@ -59,6 +59,7 @@ ${mam} plan draft --goal "<goal>" --planner <session> --out <file>
   asked twice. Never rerun \`plan run\` for a plan that exists.
 - \`plan draft\` asks a planner session for a plan in this format and writes it to \`--out\`: read it,
   edit it, then run it.
+${mcp(['plan_run', 'plan_status'])}
 
 ${exits(
   '0: every task landed.',

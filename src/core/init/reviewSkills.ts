@@ -6,7 +6,7 @@ export function reviewSkills(t: SkillText): Skill[] {
   return [loop(t), worktrees(t), remote(t)];
 }
 
-function loop({ mam, where, exits }: SkillText): Skill {
+function loop({ mam, where, exits, mcp }: SkillText): Skill {
   return {
     name: 'mam-loop',
     description: 'Run a Multi-Agent Mux (MAM) review loop (creator implements, reviewers review a pinned snapshot until all say PASS) and read its verdicts and reports.',
@@ -27,6 +27,7 @@ ${mam} loop resume <loop-id>
 ${mam} loop cancel <loop-id>
 \`\`\`
 
+${mcp(['loop_start', 'loop_status'])}
 - Reviewers: \`--reviewer A,B\`, or \`--all-reviewer\` (every running reviewer session but the creator);
   with neither, the creator reviews itself.
 - \`--planner <session>\` writes a plan first, which the creator may challenge \`--plan-talk <n>\` times;
@@ -52,7 +53,7 @@ ${exits(
   };
 }
 
-function worktrees({ mam, where, exits, workspace }: SkillText): Skill {
+function worktrees({ mam, where, exits, workspace, mcp }: SkillText): Skill {
   return {
     name: 'mam-worktrees',
     description: 'Give a Multi-Agent Mux (MAM) creator its own git checkout for an issue (prepare, remove), so parallel work and reviews do not disturb each other.',
@@ -76,6 +77,7 @@ ${mam} worktree remove <issue>
   unpushed commits, stashes) and names it; the branch is kept. Merge or push first.
 - Running sessions whose worktrees change the same files (and whether they would merge):
   \`${mam} conflicts --json\`.
+${mcp(['conflicts', 'merge_enqueue', 'merge_status'])}
 
 ${exits('0: done.', '1: refused or failed (unsaved work named on stderr). Save or discard that work, then remove again.')}
 `,

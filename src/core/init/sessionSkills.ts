@@ -8,7 +8,7 @@ export function sessionSkills(t: SkillText): Skill[] {
   return [orchestrator(t), sessions(t), monitor(t)];
 }
 
-function sessions({ mam, where, exits }: SkillText): Skill {
+function sessions({ mam, where, exits, mcp }: SkillText): Skill {
   return {
     name: 'mam-sessions',
     description: 'Create, check, stop, resume and purge the agent sessions of this Multi-Agent Mux (MAM) team. Use before delegating, to add a worker or reviewer, or after a crash or reboot.',
@@ -32,6 +32,7 @@ ${mam} session list --json
   only a person can answer), its conversation ID, and drift: \`pane_gone\`, \`unregistered_pane\`,
   \`cwd_changed\`, \`stopped_but_alive\`, \`pid_changed\` (the mam-monitor skill repairs it).
 - \`list\` reads the registry only. Look before you act.
+${mcp(['session_list', 'session_create', 'session_send', 'session_stop', 'session_resume'])}
 
 ## Create
 

@@ -64,7 +64,7 @@ export class InitOffer extends DisposableBase {
       this.offered.push(folder.index);
       this.ask(
         key,
-        `MAM: set ${folder.name} up for a team of agents? This adds .mam/ and a .mam.env template (both kept out of git), and skills and AGENTS.md rules that agents read.`,
+        `MAM: set ${folder.name} up for a team of agents? This adds .mam/ and a .mam.env template (both kept out of git), skills and AGENTS.md rules that agents read, and MAM's MCP server in their project configs.`,
         { label: 'Initialize', mode: 'install', doing: 'initializing the workspace' },
         NEVER,
       );
@@ -121,6 +121,6 @@ function describe(r: InitResult): string {
   const done = r.mode === 'remove' ? count('removed') : count('created') + count('appended') + count('updated');
   const kept = count('kept');
   const outdated = count('outdated');
-  const what = r.mode === 'remove' ? `took back ${done} change${done === 1 ? '' : 's'}` : done ? `${r.mode === 'update' ? 'refreshed' : 'set up'} ${done} file${done === 1 ? '' : 's'} (skills in .agents/skills/ and .claude/skills/, AGENTS.md)` : 'already set up; nothing changed';
+  const what = r.mode === 'remove' ? `took back ${done} change${done === 1 ? '' : 's'}` : done ? `${r.mode === 'update' ? 'refreshed' : 'set up'} ${done} file${done === 1 ? '' : 's'} (skills in .agents/skills/ and .claude/skills/, AGENTS.md, the agents' MCP configs)` : 'already set up; nothing changed';
   return `${what}${kept ? `; ${kept} kept as you left ${kept === 1 ? 'it' : 'them'}` : ''}${outdated ? `; ${outdated} installed file${outdated === 1 ? ' is' : 's are'} outdated: Refresh updates what you did not edit` : ''}.`;
 }

@@ -34,8 +34,10 @@ describe('MAM: Initialize Workspace (mam init for a folder)', () => {
     assert.ok(fs.readFileSync(path.join(folder, '.claude/skills/mam-jobs/SKILL.md'), 'utf8').includes(`node "${result.cli}" job submit --session <session>`));
     assert.equal(fs.statSync(path.join(folder, '.mam.env')).mode & 0o777, 0o600);
     const added = status().filter((l) => !before.includes(l));
-    assert.equal(added.length, 18, added.join('\n'));
-    assert.ok(added.every((l) => /^\?\? (\.(agents|claude)\/skills\/mam-[a-z]+\/(SKILL\.md|references\/[a-z-]+\.md)|\.claude\/rules\/mam\.md|AGENTS\.md)$/.test(l)), added.join('\n'));
+    assert.equal(added.length, 24, added.join('\n'));
+    assert.ok(added.every((l) => /^\?\? (\.(agents|claude)\/skills\/mam-[a-z]+\/(SKILL\.md|references\/[a-z-]+\.md)|\.claude\/rules\/mam\.md|AGENTS\.md|\.mcp\.json|\.codex\/config\.toml|\.gemini\/settings\.json|opencode\.json)$/.test(l)), added.join('\n'));
+    // MAM's MCP server for the agent CLIs, run by the extension's own CLI.
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(folder, '.mcp.json'), 'utf8')), { mcpServers: { mam: { command: 'node', args: [result.cli, 'mcp', '--workspace', folder] } } });
 
     const again = (await vscode.commands.executeCommand('mam.initWorkspace', { folderIndex: 0 })) as InitResult;
     assert.equal(again.changed, false);

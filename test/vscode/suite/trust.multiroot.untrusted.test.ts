@@ -35,6 +35,7 @@ describe('an untrusted multi-root window: both folders stay inert', function () 
     assert.equal(fs.existsSync(path.join(api.host.current[2]!.folder.uri.fsPath, '.mam')), false);
     await api.init.check();
     assert.deepEqual(api.init.offered, [], 'nothing is offered in restricted mode');
+    assert.deepEqual(await api.mcp.provideMcpServerDefinitions(), [], 'no MCP server is offered to agent mode: it would refuse to act');
   });
 
   it('refuses to spawn in either folder: sessions, jobs, resume; Start Monitor and Start Broker start nothing in any folder', async () => {
