@@ -12,19 +12,13 @@ import { readManifest, sha256, writeManifest, type ManifestEntry } from './manif
 import { mamSkills, skillFiles, SKILL_ROOTS } from './skills';
 import { isErrnoException } from '../base/errors';
 import { makeDirs, readText } from './initFiles';
+import type { InitAction, InitItem } from './initItem';
 import { installMcp, removeMcp } from './mcpRegistration';
 
 export type InitMode = 'install' | 'update' | 'remove';
 
-/** What happened to one path. Only created, appended, updated and removed change anything. */
-export type InitAction = 'created' | 'appended' | 'updated' | 'removed' | 'unchanged' | 'outdated' | 'kept' | 'gone';
-
-export interface InitItem {
-  /** Workspace-relative, `/`-separated (absolute for a path outside the workspace). */
-  path: string;
-  action: InitAction;
-  note?: string;
-}
+/** What happened to one path (initItem.ts). Only created, appended, updated and removed change anything. */
+export type { InitAction, InitItem };
 
 export type OrchestratorOutcome =
   | { registered: true; added: boolean; agent: string; conversation_id: string; how: string }

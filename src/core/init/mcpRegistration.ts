@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/atomicFile';
 import { makeDirs, readText } from './initFiles';
-import type { InitItem } from './initWorkspace';
+import type { InitItem } from './initItem';
 import type { ManifestEntry } from './manifest';
 import { MCP_CLIENTS, type McpClient } from './mcpClients';
 import { MCP_SERVER_NAME } from './mcpServer';
