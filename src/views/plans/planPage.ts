@@ -65,6 +65,8 @@ function criticalOf(plan: PlanState, spec: ReadonlyArray<{ id: string; needs: st
     const start = t.started_at ? Date.parse(t.started_at) : NaN;
     const end = t.ended_at ? Date.parse(t.ended_at) : now;
     if (Number.isFinite(start) && Number.isFinite(end) && end >= start) durations.set(t.id, end - start);
+    // Ended without starting (blocked, cancelled before its turn): it takes no time on any path.
+    else if (!t.started_at && t.ended_at) durations.set(t.id, 0);
   }
   try {
     return criticalPath({ tasks: spec }, durations).map((id) => printable(id, 64));
