@@ -16,8 +16,9 @@ import { branchTip } from '../merge/repo';
 import type { SessionService } from '../sessions/sessionService';
 import { isMeasured } from '../store/jobUsageSchema';
 import { IssueWorktrees } from '../worktree/worktree';
-import { parsePlan, type Plan, type PlanBudget, type PlanTask } from './planFile';
-import { estimateCost, workspacePrices } from '../usage/prices';
+import { parsePlan, type Plan, type PlanTask } from './planFile';
+import { workspacePrices } from '../usage/prices';
+import { applyBudgets } from './planBudgets';
 import { namedPaths, sharedPath } from './planConflicts';
 import { assigneeSessions, type TaskSessions } from './planSessions';
 import { TASK_ENDS, type PlanState, type PlanStore, type TaskState, type TaskStep } from './planState';
@@ -348,50 +349,11 @@ export class PlanRunner extends DisposableBase {
     await this.worktrees.remove(worktreeIssue(id, task.id)).catch((err: unknown) => this.deps.logger.warn(`removing the worktree of ${task.id}: ${errorMessage(err)}`));
   }
 
-  /**
-   * Tokens (input + output) and, where every model's price is known, an estimated cost per task
-   * and for the plan, from its jobs' usage as the agents' own stores record it; a crossed budget
-   * ends what it covers as budget_exceeded (its loop cancelled, its branch and worktree kept).
-   */
+  /** Budgets (planBudgets.ts) read again from the jobs' usage; the loops of tasks it ended are cancelled. */
   private async checkBudgets(id: string): Promise<void> {
     const jobs = this.deps.jobs.deps.controlPlane.jobs;
     const prices = workspacePrices(this.deps.jobs.deps.controlPlane.paths, (m) => this.deps.logger.warn(m));
-    const crossed: Array<string | null> = [];
-    const over = (spent: { tokens: number; cost: number | null }, budget: PlanBudget | undefined): string | undefined => {
-      if (budget?.tokens !== undefined && spent.tokens > budget.tokens) return `${spent.tokens} tokens, over the budget of ${budget.tokens}`;
-      if (budget?.cost_usd !== undefined && spent.cost !== null && spent.cost > budget.cost_usd) return `an estimated ${dollars(spent.cost)}, over the budget of ${dollars(budget.cost_usd)}`;
-      return undefined;
-    };
-    await this.plans.update(id, (p) => {
-      let tokens = 0;
-      let cost: number | null = 0;
-      for (const t of p.tasks) {
-        const usages = this.jobsOf(t).map((j) => jobs.get(j)?.usage).filter(isMeasured);
-        t.tokens = usages.reduce((sum, u) => sum + u.input_tokens + u.output_tokens, 0);
-        const costs = usages.map((u) => estimateCost(u, prices));
-        t.cost_usd = costs.every((c) => c !== undefined) ? costs.reduce<number>((a, c) => a + c!, 0) : null;
-        tokens += t.tokens;
-        cost = cost === null || t.cost_usd === null ? null : cost + t.cost_usd;
-        const why = t.state === 'running' ? over({ tokens: t.tokens, cost: t.cost_usd }, this.spec(t.id).budget) : undefined;
-        if (why) {
-          t.state = 'budget_exceeded';
-          t.why = `spent ${why}`;
-          t.ended_at = this.plans.now();
-          crossed.push(t.loop_id);
-        }
-      }
-      p.tokens = tokens;
-      p.cost_usd = cost;
-      const planWhy = over({ tokens, cost }, this.plan.budget);
-      if (planWhy) {
-        for (const t of p.tasks.filter((x) => x.state === 'running' || x.state === 'pending')) {
-          if (t.state === 'running') crossed.push(t.loop_id);
-          t.state = 'budget_exceeded';
-          t.why = `the plan spent ${planWhy}`;
-          t.ended_at = this.plans.now();
-        }
-      }
-    });
+    const crossed = await this.plans.update(id, (p) => applyBudgets(p, this.plan, (t) => this.jobsOf(t).map((j) => jobs.get(j)?.usage), prices, this.plans.now()));
     // Nothing more is dispatched for them: their loops stop; branches and worktrees stay.
     for (const loop of crossed) if (loop) await cancelLoop(this.deps.jobs, this.loops, loop).catch(() => undefined);
   }
@@ -428,11 +390,6 @@ export class PlanRunner extends DisposableBase {
   private say(line: string): void {
     this.deps.say?.(line);
   }
-}
-
-/** Money as a budget reads: cents, or two significant digits below a cent. */
-function dollars(usd: number): string {
-  return usd > 0 && usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`;
 }
 
 /** The worktree (and branch `mam/<issue>`) of a plan's task: unique per plan and task. */
