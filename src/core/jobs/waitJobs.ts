@@ -53,8 +53,21 @@ export async function waitForJobs(engine: JobEngine, req: JobWaitRequest): Promi
 
   const ended: string[] = [];
   const done = (): boolean => (req.any ? ended.length > 0 : ended.length === ids.length);
+  // The state each job was last reported in: a change is reported once, whether this process applied
+  // it or read it from the disk after another process did (the caller sees every job reach its end).
+  const known = new Map(ids.map((id) => [id, jobs.require(id).state]));
+  const report = (job: JobRecord): void => {
+    const previous = known.get(job.id)!;
+    if (job.state === previous) return;
+    known.set(job.id, job.state);
+    req.onChange?.({ job, previous });
+  };
   const look = (): void => {
-    for (const id of ids) if (!ended.includes(id) && isTerminal(jobs.require(id).state)) ended.push(id);
+    for (const id of ids) {
+      const job = jobs.require(id);
+      report(job);
+      if (!ended.includes(id) && isTerminal(job.state)) ended.push(id);
+    }
   };
   look();
   let timedOut = false;
@@ -83,7 +96,7 @@ export async function waitForJobs(engine: JobEngine, req: JobWaitRequest): Promi
       };
       const sub = engine.ledger.onDidChangeJob((change) => {
         if (!ids.includes(change.job.id)) return;
-        if (change.job.state !== change.previous) req.onChange?.(change);
+        report(change.job);
         check();
       });
       // A change another process wrote whose state message never reached us is still seen.
