@@ -11,9 +11,11 @@ import { ExitCode, MamError, UsageError, errorMessage, isErrnoException } from '
 import { printable } from '../core/base/ids';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
-import { isAlive, sleep } from '../core/base/process';
+import { systemClock } from '../core/base/clock';
+import { HeartbeatRegistry } from '../core/messaging/heartbeatRegistry';
+import { HeartbeatService } from '../core/messaging/heartbeatService';
 import { num, obj, oneOf, optional, parse, str, type Infer } from '../core/base/schema';
-import { isTerminal, JOB_STATES } from '../core/store/jobSchema';
+import { JOB_STATES } from '../core/store/jobSchema';
 import { ControlPlanePaths } from '../core/store/paths';
 import { EVENT_NAMES, isEventName } from '../core/messaging/protocol';
 import { publishJobEvent } from '../core/messaging/publisher';
@@ -29,7 +31,7 @@ Usage: mam event EVENT --job ID [--detail TEXT] [--heartbeat N] [--report FILE]
   --event EVENT     the event (instead of EVENT)
   --job ID          the job
   --detail TEXT     a short note shown with the event
-  --heartbeat N     with started: publish a heartbeat every N seconds until the job ends or the agent's pane closes
+  --heartbeat N     with started: a heartbeat every N seconds until the job ends or the agent's pane closes (one service per host sends them)
                     (default: the job's N, MAM_HEARTBEAT_S, 30; 0: no automatic heartbeats)
   --report FILE     with completed: hand in a report (reviewers end it with [VERDICT: PASS] or [VERDICT: NOT PASS])
   --workspace DIR   the workspace (default: $MAM_WORKSPACE, else the nearest .mam/ or git root)
@@ -41,7 +43,7 @@ cannot be reached it stays there, and the command still exits 0 with a warning.
 
 export async function runEventCommand(argv: readonly string[], io: { stdout(t: string): void; stderr(t: string): void; env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
   try {
-    if (argv[0] === '__heartbeat') return await heartbeatLoop(argv.slice(1), io.env, io.cwd);
+    if (argv[0] === '__heartbeats') return await heartbeatService(argv.slice(1), io.env, io.cwd);
     const { values, positionals } = parseEventArgs(argv);
     if (values.help) {
       io.stdout(HELP);
@@ -71,7 +73,8 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
       sender: io.env.MAM_SESSION || `${os.hostname()}:${process.pid}`,
       endpoint: brokerEndpoint(workspace, io.env),
     });
-    if (heartbeat !== undefined) startHeartbeat(workspace, values.job, heartbeat, io.env);
+    if (heartbeat !== undefined) await startHeartbeat(workspace, values.job, heartbeat, io.env);
+    else await keepHeartbeatsUp(workspace, values.job, io.env);
     if (values.json) io.stdout(`${JSON.stringify(result.payload)}\n`);
     else if (result.delivered) io.stdout(`event ${event} (seq ${result.payload.seq}) delivered\n`);
     if (!result.delivered) {
@@ -127,25 +130,30 @@ function defaultHeartbeat(workspace: string, jobId: string, env: NodeJS.ProcessE
   return recorded !== undefined && recorded > 0 ? recorded : resolveConfig({ workspace, env }).values.heartbeatS;
 }
 
-/** Starts the detached heartbeat process of a job (one per job: a newer one replaces the older). */
-function startHeartbeat(workspace: string, jobId: string, seconds: number, env: NodeJS.ProcessEnv): void {
-  const paths = new ControlPlanePaths(workspace);
-  const pidFile = `${paths.jobDir(jobId)}/heartbeat.pid`;
-  const previous = Number(readText(pidFile));
-  if (previous > 0 && isAlive(previous)) {
-    try {
-      process.kill(previous, 'SIGTERM');
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const child = spawn(process.execPath, [process.argv[1]!, 'event', '__heartbeat', '--job', jobId, '--every', String(seconds), '--workspace', workspace, '--watch-pid', String(agentPid())], {
-    detached: true,
-    stdio: 'ignore',
-    env,
-  });
+/**
+ * Registers the job with this host's heartbeat service (one process for every job of the
+ * workspace on this host), starting the service if none runs. A newer `started` of the job
+ * replaces its registration.
+ */
+async function startHeartbeat(workspace: string, jobId: string, seconds: number, env: NodeJS.ProcessEnv): Promise<void> {
+  const registry = new HeartbeatRegistry(new ControlPlanePaths(workspace));
+  await registry.register({ job: jobId, every_s: seconds, watch_pid: agentPid(), sender: env.MAM_SESSION || `${os.hostname()}:heartbeat` }, () => spawnService(workspace, env));
+}
+
+/**
+ * Any other event of a job this host keeps heartbeats for starts the service again if it died
+ * (killed, or the machine's OOM killer): the job's heartbeats are back before its idle timer runs out.
+ */
+async function keepHeartbeatsUp(workspace: string, jobId: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const registry = new HeartbeatRegistry(new ControlPlanePaths(workspace));
+  if (!registry.read(jobId) || registry.servicePid() !== undefined) return;
+  await registry.ensureService(() => spawnService(workspace, env));
+}
+
+function spawnService(workspace: string, env: NodeJS.ProcessEnv): number {
+  const child = spawn(process.execPath, [process.argv[1]!, 'event', '__heartbeats', '--workspace', workspace], { detached: true, stdio: 'ignore', env });
   child.unref();
-  fs.writeFileSync(pidFile, `${child.pid}\n`);
+  return child.pid!;
 }
 
 /**
@@ -165,33 +173,20 @@ function agentPid(): number {
   return process.ppid;
 }
 
-/** The detached heartbeat process: publishes every N s until the job is terminal or the agent is gone. */
-async function heartbeatLoop(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: { job: { type: 'string' }, every: { type: 'string' }, workspace: { type: 'string' }, 'watch-pid': { type: 'string' } } });
+/** The host's heartbeat service (`mam event __heartbeats`): serves every registered job until none is left. */
+async function heartbeatService(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: { workspace: { type: 'string' } } });
   const workspace = findWorkspace({ flag: values.workspace, env, cwd }).root;
-  const jobId = values.job!;
-  const everyMs = Number(values.every) * 1000;
-  const watchPid = Number(values['watch-pid']);
-  const jobFile = new ControlPlanePaths(workspace).jobFile(jobId);
-  let stopping = false;
-  process.on('SIGTERM', () => {
-    stopping = true;
+  const service = new HeartbeatService({
+    registry: new HeartbeatRegistry(new ControlPlanePaths(workspace)),
+    endpoint: () => brokerEndpoint(workspace, env),
+    clock: systemClock,
+    clientId: `mam-heartbeats-${os.hostname()}-${process.pid}`,
   });
-  // Checked every second (reading the job record), so the process ends soon after its job or its
-  // agent does; published every N s.
-  const over = (): boolean => {
-    if (stopping || !isAlive(watchPid)) return true;
-    const job = readJob(jobFile);
-    return job === undefined || isTerminal(job.state);
-  };
-  for (;;) {
-    for (let waited = 0; waited < everyMs; waited += 1000) {
-      if (over()) return 0;
-      await sleep(Math.min(1000, everyMs - waited));
-    }
-    if (over()) return 0;
-    await publishJobEvent({ workspace, jobId, event: 'heartbeat', sender: env.MAM_SESSION || `${os.hostname()}:heartbeat`, endpoint: brokerEndpoint(workspace, env), retryBudgetMs: Math.min(everyMs, 5000) }).catch(() => undefined);
-  }
+  process.on('SIGTERM', () => service.stop());
+  service.start();
+  await service.done;
+  return 0;
 }
 
 /**

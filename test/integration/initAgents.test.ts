@@ -72,7 +72,7 @@ describe('mam init with real agents: an orchestrator registers itself and delega
       const adapter = adapterFor(orchestrator);
       const terminal = new TmuxBackend({ server: `orch-${process.pid}-${orchestrator}`, env });
       cleanups.push(() => terminal.killServer());
-      const pane = await terminal.spawn({ label: 'orchestrator', argv: adapter.spawnArgv(adapter.program, adapter.defaultArgs, null), cwd: workspace, env: adapter.environment() });
+      const pane = await terminal.spawn({ label: 'orchestrator', argv: adapter.spawnArgv(adapter.program, adapter.defaultArgs, null), cwd: workspace, env: adapter.environment(env) });
       const type = (text: string) => injectLine(terminal, pane.id, text, { readScreen: (s) => readScreen(s, adapter), who: `the ${orchestrator} orchestrator` });
 
       // 1. `mam init` from its shell tool registers its own conversation.

@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAlive } from '../../src/core/base/process';
-import { readAgentLog, snapshotTree, until } from '../support/helpers';
+import { HeartbeatRegistry } from '../../src/core/messaging/heartbeatRegistry';
+import { ControlPlanePaths } from '../../src/core/store/paths';
+import { heartbeatServices, readAgentLog, snapshotTree, until } from '../support/helpers';
 import { forEachBroker, type BrokerUnderTest } from '../support/brokers';
 import { jobFixture, jobIdOf, type JobFixture } from '../support/jobs';
 
@@ -90,7 +91,7 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
 
   // The agent asks for heartbeats (started --heartbeat N), or runs a plain started: the job's own N then.
   for (const [mode, how] of [['heartbeats', 'started --heartbeat N'], ['plain-started', 'a plain started, at the job\'s N']] as const) {
-    onceEndToEnd(`heartbeats past the budget (${how}) → 2 wall_clock_timeout; the heartbeat process stops with the job`, async () => {
+    onceEndToEnd(`heartbeats past the budget (${how}) → 2 wall_clock_timeout; the heartbeat service drops the job, then exits`, async () => {
       await f.agent('w1', mode);
       const r = await submit('w1', '--heartbeat', '0.3', '--idle-timeout', '1.5', '--timeout', '2.5');
       assert.equal(r.exitCode, 2, r.stderr);
@@ -98,9 +99,10 @@ describe(`jobs: mam job submit and its exit codes (${brokerName})`, function () 
       assert.deepEqual([job.state, job.reason], ['timeout', 'wall_clock_timeout']);
       const logs = JSON.parse((await f.run(['job', 'logs', job.id, '--json'])).stdout) as Array<{ event?: string }>;
       assert.ok(logs.filter((e) => e.event === 'heartbeat').length >= 2, 'heartbeats kept it alive past the idle timeout');
-      const pidFile = path.join(f.workspace, '.mam', 'jobs', job.id, 'heartbeat.pid');
-      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-      await until(() => !isAlive(pid), 10_000, 'the heartbeat process to stop');
+      // The host's heartbeat service drops the ended job, and with nothing left to serve, exits.
+      const registry = new HeartbeatRegistry(new ControlPlanePaths(f.workspace));
+      await until(() => registry.read(job.id) === undefined, 10_000, 'the job to leave the heartbeat service');
+      await until(() => heartbeatServices(f.workspace).length === 0 && !fs.existsSync(registry.pidFile), 10_000, 'the heartbeat service to exit');
     });
   }
 

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LoopState } from '../../src/core/loop/loopState';
 import type { JobRecord } from '../../src/core/store/jobSchema';
-import { FAKE_AGENT, readAgentLog, snapshotTree, tempDir, tempWorkspace, until } from '../support/helpers';
+import { FAKE_AGENT, heartbeatServices, readAgentLog, snapshotTree, tempDir, tempWorkspace, until } from '../support/helpers';
 import { jobFixture, loopFixture, type JobFixture } from '../support/jobs';
 import { connectMcp, type McpConnection, type ToolAnswer } from '../support/mcpClient';
 
@@ -300,6 +300,8 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
     await f.agent('w1', 'instant');
     const r = await f.run(['job', 'submit', '--session', 'w1', '--prompt', 'x', '--json']);
     const id = (JSON.parse(r.stdout) as JobRecord).id;
+    // The host's heartbeat service lets the ended job go (and exits) on its own time: settled first.
+    await until(() => heartbeatServices(f!.workspace).length === 0, 10_000, 'the heartbeat service to let the ended job go');
     const mcp = await open(['--untrusted']);
     const before = snapshotTree(f.workspace);
     const panes = execFileSync('tmux', ['-L', f.server, 'list-panes', '-a', '-F', '#{pane_id}'], { encoding: 'utf8' });

@@ -88,7 +88,7 @@ describe("real agents as orchestrators through MAM's MCP server", function () {
       // The orchestrator: the real CLI in a terminal of its own (a tmux server that is not MAM's).
       const adapter = adapterFor(orchestrator);
       const terminal = new TmuxBackend({ server: `orch-mcp-${process.pid}-${orchestrator}`, env });
-      const pane = await terminal.spawn({ label: 'orchestrator', argv: adapter.spawnArgv(adapter.program, adapter.defaultArgs, null), cwd: workspace, env: adapter.environment() });
+      const pane = await terminal.spawn({ label: 'orchestrator', argv: adapter.spawnArgv(adapter.program, adapter.defaultArgs, null), cwd: workspace, env: adapter.environment(env) });
       // Its pane's process group ends with it (claude outlives a hangup), and so does the MCP server it started.
       cleanups.push(async () => {
         await terminal.kill(pane.id);

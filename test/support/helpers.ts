@@ -162,3 +162,19 @@ export function watchChild(child: ChildProcess, what: string): WatchedProcess {
   };
 }
 
+
+/** The pids of the heartbeat services (`mam event __heartbeats`) running for `workspace`. */
+export function heartbeatServices(workspace: string): number[] {
+  const pids: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const at = argv.indexOf('--workspace');
+      if (argv.includes('__heartbeats') && at > 0 && argv[at + 1] === workspace && !/\) Z /.test(fs.readFileSync(`/proc/${name}/stat`, 'utf8'))) pids.push(Number(name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}

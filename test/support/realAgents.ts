@@ -92,6 +92,9 @@ export function agentEnv(home: string, server: { url: string }, base: NodeJS.Pro
     XDG_STATE_HOME: path.join(home, '.local/state'),
     XDG_CACHE_HOME: path.join(home, '.cache'),
     PATH: `${AGENTS_BIN}${path.delimiter}${env.PATH ?? '/usr/bin:/bin'}`,
+    // As CI machines have it, wherever the tests run: an agent in a pane must stay interactive
+    // (gemini went headless under it and exited; its adapter says why).
+    CI: 'true',
     // claude
     ANTHROPIC_API_KEY: TEST_API_KEY,
     ANTHROPIC_BASE_URL: server.url,

@@ -35,8 +35,8 @@ export interface AgentAdapter {
   readonly program: readonly string[];
   /** Flags every spawn and resume gets (overridable: MAM_AGENT_ARGS_<NAME>); they let it work unattended. */
   readonly defaultArgs: readonly string[];
-  /** Extra environment the agent needs to run unattended. */
-  environment(): Record<string, string>;
+  /** Extra environment the agent needs to run unattended in a pane, given the environment MAM runs with. */
+  environment(env: NodeJS.ProcessEnv): Record<string, string>;
   /**
    * A sign on screen that the agent takes input. With one, MAM types only once it shows; without
    * one (`shell`), readiness is judged by quiet output.

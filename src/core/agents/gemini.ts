@@ -17,7 +17,9 @@ export const gemini: AgentAdapter = {
   name: 'gemini',
   program: ['gemini'],
   defaultArgs: ['--yolo'],
-  environment: () => ({}),
+  // gemini runs headless when CI or GITHUB_ACTIONS is "true" (it prints an auth error and exits at
+  // once: seen on a CI machine); in a pane it is interactive, wherever MAM itself runs.
+  environment: (env) => Object.fromEntries(['CI', 'GITHUB_ACTIONS'].filter((k) => env[k] === 'true').map((k) => [k, 'false'])),
   // Its input box under its YOLO mode line, below either the tips of a new session or a reply of
   // the model ("✦ …"). Not the input box alone ("Type your message", "? for shortcuts"): gemini
   // draws it for a second or two before its folder-trust question replaces it, and, when

@@ -9,7 +9,7 @@ import { ControlPlanePaths } from '../store/paths';
 import { readJobToken } from '../store/jobToken';
 import { JobOutbox } from './outbox';
 import { MAX_DETAIL_CHARS, MAX_REPORT_BYTES, signatureOf, topics, workspaceIdOf, type EventName, type EventPayload } from './protocol';
-import { publishOnce, QuickPublishError, type QuickEndpoint } from './quickPublish';
+import { publishOnce, QuickPublishError, type QuickConnection, type QuickEndpoint } from './quickPublish';
 
 export interface PublishRequest {
   workspace: string;
@@ -25,6 +25,8 @@ export interface PublishRequest {
   endpoint: QuickEndpoint | undefined;
   /** How long to keep retrying an unreachable broker before leaving the event in the outbox. */
   retryBudgetMs?: number;
+  /** A long-lived publisher's own connection (to `endpoint`), kept across events; else one per event. */
+  connection?: QuickConnection;
 }
 
 export interface PublishResult {
@@ -80,7 +82,9 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
     let problem = '';
     for (let attempt = 0, backoff = 100; ; attempt++, backoff = Math.min(backoff * 2, 1000)) {
       try {
-        await publishOnce(req.endpoint, clientId, toSend.map((p) => ({ topic, payload: JSON.stringify(p) })), Math.max(100, deadline - Date.now()));
+        const messages = toSend.map((p) => ({ topic, payload: JSON.stringify(p) }));
+        const budget = Math.max(100, deadline - Date.now());
+        await (req.connection ? req.connection.publish(messages, budget) : publishOnce(req.endpoint, clientId, messages, budget));
         outbox.markAcked(payload.seq);
         return { payload, delivered: true, flushed: backlog.length };
       } catch (err) {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ExitCode, MamError, UsageError, errorMessage } from '../base/errors';
-import { nameProblem, printable } from '../base/ids';
+import { nameProblem, printable, printableLines } from '../base/ids';
 import type { Logger } from '../base/log';
 import { Emitter } from '../base/emitter';
 import { TRUSTED, type Trust } from '../base/trust';
@@ -208,7 +208,9 @@ export class SessionService {
         screen = await mux.capture(target);
       } catch {
         await this.registry.mutate((tx) => (tx.get(row.name)?.target === target ? tx.update(row.name, { status: 'terminated', target: null, pid: null }) : undefined));
-        throw new AgentExitedError(`session '${row.name}': ${adapter.name} exited as soon as it started; run '${[...this.commandFor(adapter, row.command ?? undefined).program].join(' ')}' in ${row.cwd} by hand to see why`);
+        // What it showed last, if a look caught it before it went (printable: it is the agent's text).
+        const seen = printableLines(lastLines(screen, 5)).trim();
+        throw new AgentExitedError(`session '${row.name}': ${adapter.name} exited as soon as it started${seen ? `; its last screen:\n${seen}\n` : '; '}run '${[...this.commandFor(adapter, row.command ?? undefined).program].join(' ')}' in ${row.cwd} by hand to see why`);
       }
       const reading = readScreen(screen, adapter);
       if (reading.kind === 'ready') return;
@@ -462,7 +464,7 @@ export class SessionService {
   }
 
   private async place(kind: MuxKind, server: string, label: string, argv: string[], cwd: string, adapter: AgentAdapter) {
-    const env = { ...adapter.environment(), MAM_WORKSPACE: this.deps.controlPlane.workspace, MAM_SESSION: label };
+    const env = { ...adapter.environment(this.deps.env), MAM_WORKSPACE: this.deps.controlPlane.workspace, MAM_SESSION: label };
     // One placement at a time per server: parallel creates each get their own pane.
     const owner = this.deps.controlPlane.workspace;
     return withLock(this.deps.controlPlane.paths.lock(`place-${kind}-${server}`), () => this.deps.muxFactory(kind, server).spawn({ label, argv, cwd, env, owner }), {
