@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { execa } from 'execa';
 import { acquire, withLock } from '../../src/core/store/lock';
@@ -57,11 +58,26 @@ describe('cross-process lock', () => {
       holder.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
       void holder.then((r) => reject(new Error(`holder exited early: ${r.stderr}`)));
     });
-    assert.ok(fs.existsSync(path.join(lockDir, 'owner')));
+    assert.ok(fs.statSync(lockDir).isFile(), 'the lock is one file, its owner inside');
     holder.kill('SIGKILL');
     await holder;
     // staleMs of a minute: only the dead-owner rule can let us in within the 5 s bound.
     await withLock(lockDir, () => undefined, { timeoutMs: 5000, staleMs: 60_000 });
+    assert.deepEqual(fs.readdirSync(path.dirname(lockDir)), [], 'nothing left behind');
+  });
+
+  it("an older MAM's lock directory is understood: held by a live process it waits, left by a dead one it is taken over", async () => {
+    const old = (pid: number) => {
+      fs.mkdirSync(lockDir, { recursive: true });
+      fs.writeFileSync(path.join(lockDir, 'owner'), JSON.stringify({ pid, host: os.hostname(), token: 'old', since: new Date().toISOString() }));
+    };
+    old(process.ppid);
+    await assert.rejects(acquire(lockDir, { timeoutMs: 100, what: 'the old lock' }), (e: unknown) => e instanceof LockTimeoutError && e.message.includes(`process ${process.ppid} on`));
+    fs.rmSync(lockDir, { recursive: true });
+    const dead = execa(process.execPath, ['-e', '0']);
+    await dead;
+    old(dead.pid!);
+    await withLock(lockDir, () => assert.ok(fs.statSync(lockDir).isFile()), { timeoutMs: 5000, staleMs: 60_000 });
     assert.deepEqual(fs.readdirSync(path.dirname(lockDir)), [], 'nothing left behind');
   });
 });

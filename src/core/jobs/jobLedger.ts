@@ -156,6 +156,10 @@ export class JobLedger extends DisposableBase {
       }
       const now = isoOn(this.clock);
       const entries: AuditEntry[] = [];
+      // Already in the audit log: the record lost its last writes to a power cut (it is not fsynced
+      // where the log line is). The record catches up; the log keeps the event once.
+      const logged = this.controlPlane.audit.hasRecentEvent(job.id, payload.seq);
+      if (logged) this.logger.warn(`job ${job.id}: ${payload.event} seq ${payload.seq} was in the audit log but not in the record; the record catches up`);
       if (payload.seq > job.seq + 1) {
         for (let s = job.seq + 1; s < payload.seq; s++) missing.add(s);
         entries.push({ type: 'note', at: now, note: 'seq_gap', from: job.seq + 1, to: payload.seq - 1 });
@@ -188,7 +192,7 @@ export class JobLedger extends DisposableBase {
         if (isTerminal(effect.to)) next.finished_at = now;
         entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
       }
-      this.write(next, entries);
+      this.write(next, logged ? [] : entries);
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
     });
@@ -221,11 +225,17 @@ export class JobLedger extends DisposableBase {
     return applied;
   }
 
-  /** Record, audit entries and status.json; caller holds the job's lock. */
+  /**
+   * Record, audit entries and status.json; caller holds the job's lock. The audit lines are
+   * fsynced; the record is replaced whole (no reader sees it torn, a killed process loses nothing)
+   * and fsynced only where no event line was: what an event did can be found in the log after a
+   * power cut (`applyEvent` checks), which saves two of an event's three fsyncs.
+   */
   private write(job: JobRecord, entries: AuditEntry[]): void {
     const audit = this.controlPlane.audit;
-    for (const e of entries) audit.append(job.id, e);
-    writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`);
+    audit.appendAll(job.id, entries);
+    const afterEvent = entries.some((e) => e.type === 'event');
+    writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`, { durable: !afterEvent });
     audit.writeStatus(job.id, statusOf(job));
   }
 

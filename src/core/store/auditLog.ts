@@ -54,6 +54,12 @@ export class AuditLog {
    * cut off first, so every complete line stays parseable. Call under the job's lock.
    */
   append(jobId: string, entry: AuditEntry): void {
+    this.appendAll(jobId, [entry]);
+  }
+
+  /** Appends entries that belong together (a gap note, an event, its transition) in one write and one fsync. */
+  appendAll(jobId: string, entries: readonly AuditEntry[]): void {
+    if (entries.length === 0) return;
     const dir = this.dir(jobId);
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, 'events.ndjson');
@@ -61,12 +67,49 @@ export class AuditLog {
     const fd = fs.openSync(file, 'a+');
     try {
       cutTornTail(fd);
-      fs.writeSync(fd, `${JSON.stringify(entry)}\n`);
+      fs.writeSync(fd, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
     if (created) fsyncDirectory(dir);
+  }
+
+  /**
+   * Whether an event with `seq` is among the log's last lines (its last `tailBytes`). The job's
+   * record is written after its audit line without an fsync of its own; after a power cut the
+   * record may miss what the log holds, and this is how an event applied again is known.
+   */
+  hasRecentEvent(jobId: string, seq: number, tailBytes = 16 * 1024): boolean {
+    let fd: number;
+    try {
+      fd = fs.openSync(path.join(this.dir(jobId), 'events.ndjson'), 'r');
+    } catch {
+      return false;
+    }
+    let tail: string;
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, tailBytes));
+      fs.readSync(fd, buf, 0, buf.length, size - buf.length);
+      tail = buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+    // Lines are written by JSON.stringify with `type` first and `seq` after `event`: found by text, confirmed by parsing that line.
+    const needle = `"seq":${seq},`;
+    for (let at = tail.indexOf(needle); at >= 0; at = tail.indexOf(needle, at + 1)) {
+      const start = tail.lastIndexOf('\n', at) + 1;
+      const end = tail.indexOf('\n', at);
+      if (end < 0) break;
+      try {
+        const entry = JSON.parse(tail.slice(start, end)) as { type?: unknown; seq?: unknown };
+        if (entry.type === 'event' && entry.seq === seq) return true;
+      } catch {
+        // the first, partial line of the tail
+      }
+    }
+    return false;
   }
 
   readEntries(jobId: string): AuditRead {

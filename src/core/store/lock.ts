@@ -35,17 +35,20 @@ const held = new Map<string, string>();
 let exitHookInstalled = false;
 
 /**
- * Runs `fn` while holding the cross-process lock `lockDir`.
+ * Runs `fn` while holding the cross-process lock `lockFile`.
  *
- * The lock is a directory that never exists without its owner record: a new one is built under a
- * temporary name with `owner` inside and renamed into place, which succeeds for exactly one
- * contender (rename onto a non-empty directory fails, on local and network filesystems alike), and
- * it is released by renaming it away. A lock whose holder died on this host is taken over at once;
- * one whose holder stopped refreshing it for `staleMs` is taken over from any host. A takeover
- * moves the directory aside with one rename, so of several waiters only one takes it.
+ * The lock is a file created with O_CREAT|O_EXCL, which succeeds for exactly one contender (on
+ * local filesystems and on NFS v3 and later), holding its owner record; it is released by renaming
+ * it away, so it disappears atomically. A lock whose holder died on this host is taken over at
+ * once; one whose holder stopped refreshing it for `staleMs` is taken over from any host. A
+ * takeover moves the file aside with one rename, so of several waiters only one takes it.
+ *
+ * A lock costs ~0.04 ms to take and release (a directory built and renamed into place, as it was
+ * before, cost 0.3–2 ms, most of an event's path: docs/benchmarks.md). A lock directory an older
+ * MAM left behind is still understood (its owner record inside) and taken over by the same rules.
  */
-export async function withLock<T>(lockDir: string, fn: () => Promise<T> | T, options: LockOptions = {}): Promise<T> {
-  const release = await acquire(lockDir, options);
+export async function withLock<T>(lockFile: string, fn: () => Promise<T> | T, options: LockOptions = {}): Promise<T> {
+  const release = await acquire(lockFile, options);
   try {
     return await fn();
   } finally {
@@ -54,87 +57,88 @@ export async function withLock<T>(lockDir: string, fn: () => Promise<T> | T, opt
 }
 
 /** Takes the lock and resolves with its release function. */
-export async function acquire(lockDir: string, options: LockOptions = {}): Promise<() => void> {
+export async function acquire(lockFile: string, options: LockOptions = {}): Promise<() => void> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const deadline = Date.now() + timeoutMs;
-  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
   let backoff = 1;
   for (;;) {
-    const me = tryCreate(lockDir);
-    if (me) return holdUntilReleased(lockDir, me, staleMs, options.logger);
-    if (takeOverAbandoned(lockDir, staleMs)) continue;
+    const me = tryCreate(lockFile);
+    if (me) return holdUntilReleased(lockFile, me, staleMs, options.logger);
+    if (takeOverAbandoned(lockFile, staleMs)) continue;
     if (Date.now() >= deadline) {
-      const owner = readOwner(lockDir);
+      const owner = readOwner(lockFile);
       const who = owner ? `process ${owner.pid} on ${owner.host} since ${owner.since}` : 'another process';
-      throw new LockTimeoutError(`${options.what ?? lockDir} is locked by ${who}; waited ${Math.round(timeoutMs / 1000)} s (lock: ${lockDir})`);
+      throw new LockTimeoutError(`${options.what ?? lockFile} is locked by ${who}; waited ${Math.round(timeoutMs / 1000)} s (lock: ${lockFile})`);
     }
     await sleep(backoff + Math.random() * backoff);
     backoff = Math.min(backoff * 2, 20);
   }
 }
 
-function tryCreate(lockDir: string): Owner | undefined {
+function tryCreate(lockFile: string): Owner | undefined {
   const owner: Owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
-  const staging = `${lockDir}.new-${owner.token}`;
-  fs.mkdirSync(staging);
+  let fd: number;
   try {
-    fs.writeFileSync(path.join(staging, 'owner'), JSON.stringify(owner));
-    fs.renameSync(staging, lockDir);
-    return owner;
+    fd = fs.openSync(lockFile, 'wx');
   } catch (err) {
-    if (!isErrnoException(err, 'ENOTEMPTY') && !isErrnoException(err, 'EEXIST')) throw err;
-    return undefined;
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
+    if (isErrnoException(err, 'EEXIST')) return undefined;
+    if (!isErrnoException(err, 'ENOENT')) throw err;
+    fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+    return tryCreate(lockFile);
   }
+  try {
+    fs.writeSync(fd, JSON.stringify(owner));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return owner;
 }
 
-function holdUntilReleased(lockDir: string, me: Owner, staleMs: number, logger: Logger | undefined): () => void {
-  const ownerFile = path.join(lockDir, 'owner');
+function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger: Logger | undefined): () => void {
   const refresh = setInterval(() => {
     const now = new Date();
     try {
-      if (readOwner(lockDir)?.token !== me.token) throw new Error('another process holds it now');
-      fs.utimesSync(ownerFile, now, now);
+      if (readOwner(lockFile)?.token !== me.token) throw new Error('another process holds it now');
+      fs.utimesSync(lockFile, now, now);
     } catch (err) {
-      logger?.warn(`lock ${lockDir} was lost while held: ${errorMessage(err)}`);
+      logger?.warn(`lock ${lockFile} was lost while held: ${errorMessage(err)}`);
       clearInterval(refresh);
     }
   }, Math.max(250, Math.floor(staleMs / 3)));
   refresh.unref();
-  held.set(lockDir, me.token);
+  held.set(lockFile, me.token);
   installExitHook();
   let released = false;
   return () => {
     if (released) return;
     released = true;
     clearInterval(refresh);
-    held.delete(lockDir);
-    if (!releaseIfMine(lockDir, me.token)) logger?.warn(`lock ${lockDir} changed hands while held; left it to its new holder`);
+    held.delete(lockFile);
+    if (!releaseIfMine(lockFile, me.token)) logger?.warn(`lock ${lockFile} changed hands while held; left it to its new holder`);
   };
 }
 
 /** Renames the lock away (so it disappears atomically) if `token` still holds it. */
-function releaseIfMine(lockDir: string, token: string): boolean {
-  if (readOwner(lockDir)?.token !== token) return false;
-  const gone = `${lockDir}.released-${token}`;
+function releaseIfMine(lockFile: string, token: string): boolean {
+  if (readOwner(lockFile)?.token !== token) return false;
+  const gone = `${lockFile}.released-${token}`;
   try {
-    fs.renameSync(lockDir, gone);
+    fs.renameSync(lockFile, gone);
   } catch {
     return false;
   }
-  fs.rmSync(gone, { recursive: true, force: true });
+  fs.rmSync(gone, { force: true });
   return true;
 }
 
 /** Moves aside a lock whose holder is dead (this host) or silent past `staleMs` (any host). */
-function takeOverAbandoned(lockDir: string, staleMs: number): boolean {
-  const seen = readOwner(lockDir);
-  if (!isAbandoned(lockDir, seen, staleMs)) return false;
-  const aside = `${lockDir}.abandoned-${randomBytes(8).toString('hex')}`;
+function takeOverAbandoned(lockFile: string, staleMs: number): boolean {
+  const seen = readOwner(lockFile);
+  if (!isAbandoned(lockFile, seen, staleMs)) return false;
+  const aside = `${lockFile}.abandoned-${randomBytes(8).toString('hex')}`;
   try {
-    fs.renameSync(lockDir, aside);
+    fs.renameSync(lockFile, aside);
   } catch {
     return false; // someone else moved it first
   }
@@ -145,32 +149,50 @@ function takeOverAbandoned(lockDir: string, staleMs: number): boolean {
   }
   // The lock changed hands between our look and our rename: give it back to its live holder.
   try {
-    fs.renameSync(aside, lockDir);
+    fs.renameSync(aside, lockFile);
   } catch {
     fs.rmSync(aside, { recursive: true, force: true });
   }
   return false;
 }
 
-function isAbandoned(lockDir: string, owner: Owner | undefined, staleMs: number): boolean {
+function isAbandoned(lockFile: string, owner: Owner | undefined, staleMs: number): boolean {
   if (owner && owner.host === os.hostname() && !isAlive(owner.pid)) return true;
+  const cutoff = Date.now() - staleMs;
   try {
-    // The holder refreshes its owner file; a lock with no owner file (not made by us) is judged by the directory.
-    const stat = fs.statSync(owner ? path.join(lockDir, 'owner') : lockDir);
-    return stat.mtimeMs < Date.now() - staleMs;
+    // The holder refreshes the lock's mtime (an older MAM's lock directory: its owner file's).
+    const stat = fs.statSync(lockFile);
+    const refreshed = stat.isDirectory() ? fs.statSync(path.join(lockFile, 'owner')) : stat;
+    return refreshed.mtimeMs < cutoff;
   } catch {
-    return false; // released meanwhile: just try again
+    // Released meanwhile (try again), or an old lock directory without an owner file: judged by the directory.
+    try {
+      return fs.statSync(lockFile).mtimeMs < cutoff;
+    } catch {
+      return false;
+    }
   }
 }
 
 // Read only when the lock is held by another process: built then.
 const ownerSchema: Schema<Owner> = /* @__PURE__ */ lazy(() => obj({ pid: num(), host: str(), token: str(), since: custom((v) => String(v ?? '?')) }));
 
-function readOwner(lockDir: string): Owner | undefined {
+function readOwner(lockFile: string): Owner | undefined {
+  let text: string;
   try {
-    return parse(ownerSchema, JSON.parse(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8')));
+    text = fs.readFileSync(lockFile, 'utf8');
+  } catch (err) {
+    if (!isErrnoException(err, 'EISDIR')) return undefined; // missing: released meanwhile
+    try {
+      text = fs.readFileSync(path.join(lockFile, 'owner'), 'utf8'); // an older MAM's lock directory
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    return parse(ownerSchema, JSON.parse(text));
   } catch {
-    return undefined; // missing or unreadable: unknown holder
+    return undefined; // unreadable (being written): unknown holder
   }
 }
 
@@ -178,6 +200,6 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
-    for (const [lockDir, token] of held) releaseIfMine(lockDir, token);
+    for (const [lockFile, token] of held) releaseIfMine(lockFile, token);
   });
 }
