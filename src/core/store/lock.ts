@@ -38,8 +38,8 @@ let exitHookInstalled = false;
  * Runs `fn` while holding the cross-process lock `lockFile`.
  *
  * The lock is a file created with O_CREAT|O_EXCL, which succeeds for exactly one contender (on
- * local filesystems and on NFS v3 and later), holding its owner record; it is released by renaming
- * it away, so it disappears atomically. A lock whose holder died on this host is taken over at
+ * local filesystems and on NFS v3 and later), holding its owner record; its holder removes it. A
+ * lock whose holder died on this host is taken over at
  * once; one whose holder stopped refreshing it for `staleMs` is taken over from any host. A
  * takeover moves the file aside with one rename, so of several waiters only one takes it.
  *
@@ -119,16 +119,18 @@ function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger:
   };
 }
 
-/** Renames the lock away (so it disappears atomically) if `token` still holds it. */
+/**
+ * Removes the lock if `token` still holds it. Between the look and the unlink only a takeover
+ * could replace it, and a lock is taken over only from a holder that is dead or has not refreshed
+ * it for `staleMs` — not one releasing it now.
+ */
 function releaseIfMine(lockFile: string, token: string): boolean {
   if (readOwner(lockFile)?.token !== token) return false;
-  const gone = `${lockFile}.released-${token}`;
   try {
-    fs.renameSync(lockFile, gone);
+    fs.unlinkSync(lockFile);
   } catch {
     return false;
   }
-  fs.rmSync(gone, { force: true });
   return true;
 }
 
