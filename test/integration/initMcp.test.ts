@@ -6,7 +6,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
 import { initWorkspace, type InitResult } from '../../src/core/init/initWorkspace';
 import { readManifest } from '../../src/core/init/manifest';
-import { codexForwardedVariables } from '../../src/core/init/mcpClients';
+import { CODEX_STARTUP_TIMEOUT_S, codexForwardedVariables } from '../../src/core/init/mcpClients';
 import { CLI, mam, tempDir } from '../support/helpers';
 
 /** Where each agent CLI reads a project's MCP servers, and the key holding them. */
@@ -30,7 +30,7 @@ function servers(repo: string, rel: string): Record<string, unknown> {
 function expected(rel: ConfigFile | 'opencode.jsonc', cli: string, repo: string): unknown {
   const args = [cli, 'mcp', '--workspace', repo];
   if (rel.startsWith('opencode')) return { type: 'local', command: ['node', ...args], enabled: true };
-  return rel.endsWith('.toml') ? { command: 'node', args, env_vars: codexForwardedVariables() } : { command: 'node', args };
+  return rel.endsWith('.toml') ? { command: 'node', args, env_vars: codexForwardedVariables(), startup_timeout_sec: CODEX_STARTUP_TIMEOUT_S } : { command: 'node', args };
 }
 
 /** A clone of a repository with one commit holding `files`. */
@@ -59,7 +59,7 @@ describe('mam init: MAM’s MCP server registered for Claude Code, Codex, Gemini
     assert.match(first.stdout, /^  created +opencode\.json: MAM’s MCP server for opencode$/m);
     for (const rel of Object.keys(CONFIGS) as ConfigFile[]) assert.deepEqual(servers(repo, rel), { mam: expected(rel, CLI, repo) }, rel);
     assert.equal(read(repo, '.mcp.json'), `${JSON.stringify({ mcpServers: { mam: { command: 'node', args: [CLI, 'mcp', '--workspace', repo] } } }, null, 2)}\n`);
-    assert.equal(read(repo, '.codex/config.toml'), `[mcp_servers.mam]\ncommand = "node"\nargs = [ ${JSON.stringify(CLI)}, "mcp", "--workspace", ${JSON.stringify(repo)} ]\nenv_vars = [ ${codexForwardedVariables().map((v) => JSON.stringify(v)).join(', ')} ]\n`);
+    assert.equal(read(repo, '.codex/config.toml'), `[mcp_servers.mam]\ncommand = "node"\nargs = [ ${JSON.stringify(CLI)}, "mcp", "--workspace", ${JSON.stringify(repo)} ]\nenv_vars = [ ${codexForwardedVariables().map((v) => JSON.stringify(v)).join(', ')} ]\nstartup_timeout_sec = ${CODEX_STARTUP_TIMEOUT_S}\n`);
     assert.ok(['TMUX_TMPDIR', 'MAM_TMUX_SERVER', 'MQTT_BROKER', 'TMUX_SERVER_NAME', 'MAM_AGENT_ARGS_CODEX'].every((v) => codexForwardedVariables().includes(v)), 'codex passes on where the tmux sockets are and every MAM setting');
     for (const rel of Object.keys(CONFIGS)) assert.ok(status(repo).includes(`?? ${rel}`), `${rel} is there for git to commit`);
 

@@ -35,6 +35,9 @@ export function codexForwardedVariables(): string[] {
   return ['TMUX_TMPDIR', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'XDG_RUNTIME_DIR', 'MAM_DEBUG', ...settingVariables()];
 }
 
+/** Seconds codex waits for MAM's server to start (its default: 10). */
+export const CODEX_STARTUP_TIMEOUT_S = 30;
+
 export const MCP_CLIENTS: readonly McpClient[] = [
   {
     name: 'claude',
@@ -52,7 +55,8 @@ export const MCP_CLIENTS: readonly McpClient[] = [
     files: ['.codex/config.toml'],
     format: 'toml',
     container: 'mcp_servers',
-    entry: (cli, workspace) => ({ ...stdio(cli, workspace), env_vars: codexForwardedVariables() }),
+    // codex gives a server 10 s to start and answer by default: a Node server on a busy machine may need more.
+    entry: (cli, workspace) => ({ ...stdio(cli, workspace), env_vars: codexForwardedVariables(), startup_timeout_sec: CODEX_STARTUP_TIMEOUT_S }),
     note: 'MAM’s MCP server for Codex, which reads this file once you trust the project',
   },
   {
