@@ -25,6 +25,7 @@ import { readJobToken } from '../store/jobToken';
 import { newJobRecord } from '../store/newJobRecord';
 import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
+import { RunnerPresence } from './presence';
 import { SeenDispatches } from './seenDispatches';
 
 /**
@@ -108,7 +109,11 @@ export class RemoteRunner extends DisposableBase {
     }));
     await engine.connect();
     engine.supervise({ ownerToken: this.owner.token });
-    const client = await connectClient(engine.endpoint!, { clientId: uniqueClientId(`runner-${this.name}`), logger });
+    // The will: should this connection end without a goodbye, the broker says for us that we are gone.
+    const presence = (this.presence = new RunnerPresence(this.name, this.secret, engine.clock));
+    const client = await connectClient(engine.endpoint!, {
+      clientId: uniqueClientId(`runner-${this.name}`), logger, will: { topic: presence.topic, payload: presence.message('offline'), qos: 1, retain: true },
+    });
     this.client = client;
     this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
     client.on('message', (topic: string, payload: Buffer) => {
@@ -120,6 +125,21 @@ export class RemoteRunner extends DisposableBase {
       await this.followSubmitter(job);
     }
     await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
+    // Online once it listens, and again after every reconnect (a will the broker published for the
+    // connection it replaced would otherwise be the last word).
+    await this.sayPresence('online');
+    client.on('connect', () => void (this.closed ? undefined : this.sayPresence('online')));
+  }
+
+  private presence: RunnerPresence | undefined;
+
+  private async sayPresence(state: 'online' | 'stopped'): Promise<void> {
+    if (!this.client || !this.presence) return;
+    try {
+      await this.client.publishAsync(this.presence.topic, this.presence.message(state), { qos: 1, retain: true });
+    } catch (err) {
+      this.options.engine.deps.logger.warn(`runner ${this.name}: could not say it is ${state}: ${errorMessage(err)}`);
+    }
   }
 
   private get dispatchFilters(): string[] {
@@ -150,6 +170,11 @@ export class RemoteRunner extends DisposableBase {
     await this.relays;
     const open = mine();
     for (const job of open) await this.options.engine.ledger.patch(job.id, { owner: null });
+    await this.relays;
+    // A stop on purpose: its jobs wait for a runner started again (their timers run meanwhile), so
+    // it says `stopped`, and leaves with a DISCONNECT, which makes the broker discard its will.
+    await this.sayPresence('stopped');
+    await this.client?.endAsync(false).catch(() => undefined);
     return open;
   }
 
@@ -212,6 +237,16 @@ export class RemoteRunner extends DisposableBase {
       // The submitter has the outcome: nothing more to relay, and a --once runner may go.
       this.acknowledged.add(job.id);
       if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);
+      // It ended there while the job is open here (its runner was lost, a timer there ran out first):
+      // nobody waits on this mirror any more, and its session is free for the next job. Unless the
+      // agent's own last word is here already, relayed before this mirror applied it: that ends it.
+      const agentEnded = new JobOutbox(controlPlane.paths.jobDir(job.id)).events().some(isFinal);
+      if (!isTerminal(job.state) && !agentEnded) {
+        await this.options.engine.ledger.transition(job.id, 'cancelled', REASONS.endedBySubmitter, {
+          when: (j) => !isTerminal(j.state),
+          note: `its submitter ended the job ${told}${state.reason ? ` (${state.reason})` : ''}`,
+        });
+      }
       return;
     }
     if (!state.resync) return;
@@ -314,7 +349,7 @@ export class RemoteRunner extends DisposableBase {
     let events = outbox.events();
     const endedByAgent = job.state === 'completed' || (job.state === 'failed' && job.reason === 'agent_error');
     // Its submitter, which cancelled it, needs no word of the end it asked for.
-    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter;
+    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter || job.reason === REASONS.endedBySubmitter;
     if (isTerminal(job.state) && !endedByAgent && !endedBySubmitter && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
       this.errorPublished.add(jobId);
       await publishJobEvent({
