@@ -13,6 +13,7 @@ import type { JobEngine } from '../jobs/jobEngine';
 import { REASONS } from '../jobs/lifecycle';
 import { topics } from '../messaging/protocol';
 import type { JobRecord } from '../store/jobSchema';
+import { clearDispatches } from './dispatch';
 import { RefusedDispatch } from './dispatchMessage';
 import { presenceVerdict, readPresence, type PresencePayload } from './presence';
 
@@ -68,6 +69,8 @@ export class PresenceWatch extends DisposableBase {
       REASONS.runnerLost,
       note,
     );
+    // A runner that comes back must not take a job that was failed for its loss.
+    await clearDispatches(this.engine, p.runner, jobs.map((j) => j.id));
     this.lost.fire({ runner: p.runner, jobs });
   }
 }
