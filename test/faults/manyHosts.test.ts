@@ -35,6 +35,7 @@ import { jobFixture, type JobFixture } from '../support/jobs';
 import { mosquittoMissing } from '../support/mosquitto';
 import { HostNet, netnsMissing, startMosquittoOn, type Host, type NsMosquitto } from '../support/netns';
 import { itNeeds } from '../support/needs';
+import { aclFor } from '../support/scalingAcl';
 
 const SECRET = randomBytes(24).toString('hex');
 const RUNNERS = ['R1', 'R2', 'R3'] as const;
@@ -43,20 +44,6 @@ const JOBS = 50;
 const FAR = { idleTimeoutS: 300, startTimeoutS: 300, timeoutS: 600 };
 const SUBMIT_MANY = path.join(__dirname, '../support/submitMany.ts');
 const PUBLISH_AND_WATCH = path.join(__dirname, '../support/publishAndWatch.ts');
-
-/** The ACL lines of docs/scaling.md, for a submitter workspace and runners with workspaces of their own. */
-export function aclFor(submitter: string, runners: Array<{ name: string; workspace: string }>): Array<{ name: string; topics: string[] }> {
-  return [
-    {
-      name: 'submitter',
-      topics: [`topic readwrite mam/${submitter}/#`, 'topic write mam/remote/+/dispatch/#', 'topic write mam/remote/+/cancel/#', 'topic read mam/remote/+/presence'],
-    },
-    ...runners.map((r) => ({
-      name: `runner-${r.name}`,
-      topics: [`topic readwrite mam/remote/${r.name}/#`, `topic readwrite mam/${r.workspace}/#`, `topic write mam/${submitter}/jobs/+/events`, `topic read mam/${submitter}/jobs/+/state`],
-    })),
-  ];
-}
 
 describe('faults: three runner hosts on one Mosquitto, 50 jobs (network namespaces)', function () {
   this.timeout(240_000);
