@@ -141,6 +141,15 @@ describe('remote runners lost and back: presence on the shared broker', function
     assert.doesNotMatch(wardenLog(), /runner_lost/);
   });
 
+  it('a runner stopped while the broker is away still exits (it cannot say goodbye; its will speaks for it)', async () => {
+    broker = await shareBroker('embedded', a, b);
+    const r = runner();
+    await r.waitFor(/listening on/);
+    assert.equal((await a.run(['broker', 'stop'])).exitCode, 0);
+    await r.waitFor(/MQTT mam-runner-R-\S+: .*following jobs from disk until it is back/);
+    assert.equal(await r.stop(30_000), 0, `${r.stdout}\n${r.stderr}`);
+  });
+
   /**
    * The test plays runner R itself, over MQTT, to choose exactly what R says and when it goes; the
    * judge is the submitter's job warden (in its broker daemon), whose log says what it refused.

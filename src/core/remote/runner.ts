@@ -35,6 +35,9 @@ import { SeenDispatches } from './seenDispatches';
  */
 const SUBMITTER_ACK_WAIT_MS = 120_000;
 
+/** How long saying its presence (and a clean goodbye) may take before the runner gives up on it. */
+const PRESENCE_BOUND_MS = 5_000;
+
 export interface RemoteRunnerOptions {
   engine: JobEngine;
   /** The runner's name: it takes dispatches sent to `remote:<name>`. */
@@ -136,13 +139,23 @@ export class RemoteRunner extends DisposableBase {
 
   private presence: RunnerPresence | undefined;
 
+  /** Resolves after PRESENCE_BOUND_MS, without holding the process open. */
+  private bound(): Promise<void> {
+    return new Promise((resolve) => unrefTimer(this.options.engine.clock.setTimeout(resolve, PRESENCE_BOUND_MS)));
+  }
+
+  /**
+   * Says `state` on its presence topic, within a bound: with the broker away a QoS 1 publish would
+   * wait for its return (and then its will has spoken for it already).
+   */
   private async sayPresence(state: 'online' | 'stopped'): Promise<void> {
-    if (!this.client || !this.presence) return;
-    try {
-      await this.client.publishAsync(this.presence.topic, this.presence.message(state), { qos: 1, retain: true });
-    } catch (err) {
-      this.options.engine.deps.logger.warn(`runner ${this.name}: could not say it is ${state}: ${errorMessage(err)}`);
-    }
+    const client = this.client;
+    if (!client?.connected || !this.presence) return;
+    const said = client.publishAsync(this.presence.topic, this.presence.message(state), { qos: 1, retain: true }).then(
+      () => true,
+      (err: unknown) => void this.options.engine.deps.logger.warn(`runner ${this.name}: could not say it is ${state}: ${errorMessage(err)}`),
+    );
+    if ((await Promise.race([said, this.bound()])) !== true) this.options.engine.deps.logger.warn(`runner ${this.name}: the broker did not take its word that it is ${state}`);
   }
 
   private get dispatchFilters(): string[] {
@@ -177,7 +190,12 @@ export class RemoteRunner extends DisposableBase {
     // A stop on purpose: its jobs wait for a runner started again (their timers run meanwhile), so
     // it says `stopped`, and leaves with a DISCONNECT, which makes the broker discard its will.
     await this.sayPresence('stopped');
-    await this.client?.endAsync(false).catch(() => undefined);
+    const client = this.client;
+    if (client) {
+      const ended = client.endAsync(false).then(() => true, () => true);
+      // A DISCONNECT discards the will; a broker that is away cannot take one, so do not wait for it long.
+      if ((await Promise.race([ended, this.bound()])) !== true) await client.endAsync(true).catch(() => undefined);
+    }
     return open;
   }
 
