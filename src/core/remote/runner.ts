@@ -25,7 +25,7 @@ import { readJobToken } from '../store/jobToken';
 import { newJobRecord } from '../store/newJobRecord';
 import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
-import { RunnerPresence } from './presence';
+import { PresenceSpeaker } from './presenceSpeaker';
 import { SeenDispatches } from './seenDispatches';
 
 /**
@@ -34,9 +34,6 @@ import { SeenDispatches } from './seenDispatches';
  * broker gives a silent client (1.5 × 30 s), with room for the submitter to reconnect.
  */
 const SUBMITTER_ACK_WAIT_MS = 120_000;
-
-/** How long saying its presence (and a clean goodbye) may take before the runner gives up on it. */
-const PRESENCE_BOUND_MS = 5_000;
 
 export interface RemoteRunnerOptions {
   engine: JobEngine;
@@ -112,11 +109,8 @@ export class RemoteRunner extends DisposableBase {
     }));
     await engine.connect();
     engine.supervise({ ownerToken: this.owner.token });
-    // The will: should this connection end without a goodbye, the broker says for us that we are gone.
-    const presence = (this.presence = new RunnerPresence(this.name, this.secret, engine.clock));
-    const client = await connectClient(engine.endpoint!, {
-      clientId: uniqueClientId(`runner-${this.name}`), logger, will: { topic: presence.topic, payload: presence.message('offline'), qos: 1, retain: true },
-    });
+    const speaker = (this.speaker = new PresenceSpeaker(this.name, this.secret, engine.clock, logger));
+    const client = await connectClient(engine.endpoint!, { clientId: uniqueClientId(`runner-${this.name}`), logger, will: speaker.will });
     this.client = client;
     this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
     client.on('message', (topic: string, payload: Buffer) => {
@@ -131,32 +125,10 @@ export class RemoteRunner extends DisposableBase {
       await this.followSubmitter(job);
     }
     await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
-    // Online once it listens, and again after every reconnect (a will the broker published for the
-    // connection it replaced would otherwise be the last word).
-    await this.sayPresence('online');
-    client.on('connect', () => void (this.closed ? undefined : this.sayPresence('online')));
+    await speaker.attach(client);
   }
 
-  private presence: RunnerPresence | undefined;
-
-  /** Resolves after PRESENCE_BOUND_MS, without holding the process open. */
-  private bound(): Promise<void> {
-    return new Promise((resolve) => unrefTimer(this.options.engine.clock.setTimeout(resolve, PRESENCE_BOUND_MS)));
-  }
-
-  /**
-   * Says `state` on its presence topic, within a bound: with the broker away a QoS 1 publish would
-   * wait for its return (and then its will has spoken for it already).
-   */
-  private async sayPresence(state: 'online' | 'stopped'): Promise<void> {
-    const client = this.client;
-    if (!client?.connected || !this.presence) return;
-    const said = client.publishAsync(this.presence.topic, this.presence.message(state), { qos: 1, retain: true }).then(
-      () => true,
-      (err: unknown) => void this.options.engine.deps.logger.warn(`runner ${this.name}: could not say it is ${state}: ${errorMessage(err)}`),
-    );
-    if ((await Promise.race([said, this.bound()])) !== true) this.options.engine.deps.logger.warn(`runner ${this.name}: the broker did not take its word that it is ${state}`);
-  }
+  private speaker: PresenceSpeaker | undefined;
 
   private get dispatchFilters(): string[] {
     return [topics.dispatch(this.name), dispatchTopics.all(this.name)];
@@ -188,14 +160,8 @@ export class RemoteRunner extends DisposableBase {
     for (const job of open) await this.options.engine.ledger.patch(job.id, { owner: null });
     await this.relays;
     // A stop on purpose: its jobs wait for a runner started again (their timers run meanwhile), so
-    // it says `stopped`, and leaves with a DISCONNECT, which makes the broker discard its will.
-    await this.sayPresence('stopped');
-    const client = this.client;
-    if (client) {
-      const ended = client.endAsync(false).then(() => true, () => true);
-      // A DISCONNECT discards the will; a broker that is away cannot take one, so do not wait for it long.
-      if ((await Promise.race([ended, this.bound()])) !== true) await client.endAsync(true).catch(() => undefined);
-    }
+    // it says `stopped` and leaves cleanly, and its submitters fail nothing.
+    await this.speaker?.leave();
     return open;
   }
 
