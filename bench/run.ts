@@ -12,6 +12,7 @@ import { benchSessionStatus } from './sessions';
 import { benchJobs } from './jobs';
 import { benchMcp } from './mcp';
 import { benchScale } from './scale';
+import { benchHosts } from './hosts';
 import { benchMqtt } from './mqtt';
 import { benchVscode } from './vscode';
 import { benchRealAgents } from './realAgents';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     rows.push(...(await phase('jobs', () => benchJobs(root, CLI, RUNS))));
     rows.push(...(await phase('mcp', () => benchMcp(root, CLI, RUNS))));
     rows.push(...(await phase('scale', () => benchScale(root, CLI))));
+    rows.push(...(await phase('three hosts', () => benchHosts(root, CLI))));
     rows.push(...(await phase('real agents', () => benchRealAgents(root, CLI, RUNS))));
     rows.push(...(await phase('overlap', () => benchOverlap(root, Math.min(RUNS, 15)))));
     rows.push(...(await phase('plan', () => benchPlan(root, CLI))));

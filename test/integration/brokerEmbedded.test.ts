@@ -13,6 +13,7 @@ import { BrokerUnusableError, brokerFiles, isBrokerDaemon } from '../../src/core
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
 import { connectClient, uniqueClientId } from '../../src/core/messaging/mqttClient';
 import { probeBroker } from '../../src/core/messaging/mqttProbe';
+import { workspaceIdOf } from '../../src/core/messaging/protocol';
 import { ControlPlanePaths } from '../../src/core/store/paths';
 import { CLI, REPO_ROOT, mam, tempWorkspace, until } from '../support/helpers';
 import { itNeeds } from '../support/needs';
@@ -207,6 +208,12 @@ describe('embedded broker', function () {
     assert.doesNotMatch(help.stdout, /serve/, 'the daemon entry is hidden');
     const external = await mam(['broker', 'start'], { cwd: ws, env: { MQTT_BROKER: 'mqtt://broker.example:1884' } });
     assert.deepEqual([external.exitCode, external.stdout.trim()], [0, 'MQTT_BROKER is set: MAM uses broker.example:1884; the embedded broker is not started.']);
+    // A shared broker's ACL names each workspace's topics: status says which (docs/scaling.md).
+    const id = workspaceIdOf(ws);
+    const shared = { MQTT_BROKER: 'mqtt://127.0.0.1:1' }; // nobody listens there: the topics are said anyway
+    const sharedStatus = JSON.parse((await mam(['broker', 'status', '--json'], { cwd: ws, env: shared })).stdout) as Record<string, unknown>;
+    assert.deepEqual([sharedStatus.kind, sharedStatus.accepting, sharedStatus.workspace_id, sharedStatus.topics], ['external', false, id, `mam/${id}/#`]);
+    assert.match((await mam(['broker', 'status'], { cwd: ws, env: shared })).stdout, new RegExp(`^this workspace's topics: mam/${id}/# \\(workspace ID ${id}\\)$`, 'm'));
   });
 
   it('exits by itself when the workspace’s .mam/ folder is removed', async () => {

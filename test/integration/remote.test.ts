@@ -44,6 +44,8 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
   };
   const submit = (secret: string, ...extra: string[]) =>
     a.run(['job', 'submit', '--session', 'remote:R', '--prompt', 'Fix the typo in README', '--json', ...extra], { MAM_DISPATCH_SECRET: secret });
+  /** A retained dispatch or cancel (the runner's presence, `mam/remote/R/presence`, stays: it is the runner's word on itself). */
+  const isJobMessage = (topic: string) => topic.startsWith('mam/remote/') && !topic.endsWith('/presence');
   const jobLines = (f: JobFixture) => readAgentLog(f.log).filter((e) => e.event === 'line' && /^MAM job /.test(e.text ?? ''));
   type LogEntry = { type: string; event?: string; seq?: number; to?: string; sig_ok?: boolean; detail?: string };
   const logsOf = async (f: JobFixture, id: string) => JSON.parse((await f.run(['job', 'logs', id, '--json'])).stdout) as LogEntry[];
@@ -96,7 +98,7 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
     assert.equal(jobLines(a).length, 0);
     assert.match(jobLines(b)[0]!.text!, new RegExp(`^MAM job ${job.id}: read the brief at ${path.join(b.workspace, '.mam', 'jobs', job.id, 'brief.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
     assert.equal((await b.controlPlane.sessions.get('S'))!.current_job, null);
-    if (kind === 'embedded') await until(() => !retainedTopics(a.workspace).some((t) => t.startsWith('mam/remote/')), 5_000, 'the retained dispatch to be cleared');
+    if (kind === 'embedded') await until(() => !retainedTopics(a.workspace).some(isJobMessage), 5_000, 'the retained dispatch to be cleared');
   };
 
   it('a job sent to remote:R runs in the runner\'s session and completes → 0 (embedded broker of the submitter)', happyPath('embedded'));
@@ -150,7 +152,7 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
 
     assert.equal(jobLines(b).length, 1, 'the job ran once');
     assert.equal(b.controlPlane.jobs.get(id)!.state, 'completed');
-    await until(() => !retainedTopics(a.workspace).some((t) => t.startsWith('mam/remote/')), 5_000, 'the replayed dispatch to be cleared');
+    await until(() => !retainedTopics(a.workspace).some(isJobMessage), 5_000, 'the replayed dispatch to be cleared');
     assert.equal(await second.stop(), 0);
   });
 
@@ -240,7 +242,7 @@ describe('remote runners: mam remote run and job submit --session remote:R (two 
     assert.deepEqual([JSON.parse(cancelled.stdout).state, JSON.parse(cancelled.stdout).reason], ['cancelled', 'cancelled_by_user']);
     await until(() => mirror()!.state === 'cancelled', 10_000, 'the runner to cancel the mirror');
     assert.equal(mirror()!.reason, 'cancelled_by_submitter');
-    await until(() => !retainedTopics(a.workspace).some((t) => t.startsWith('mam/remote/')), 5_000, 'the runner to clear the cancel');
+    await until(() => !retainedTopics(a.workspace).some(isJobMessage), 5_000, 'the runner to clear the cancel');
     const submitterLog = await logsOf(a, id);
     assert.ok(!submitterLog.some((e) => e.type === 'event' && e.event === 'error'), 'the runner sends no error for an end its submitter asked for');
 

@@ -132,6 +132,14 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Adds a user with a fresh password to a Mosquitto password file. */
+export function addMosquittoUser(passwordFile: string, username: string): { username: string; password: string } {
+  const password = randomBytes(12).toString('base64url');
+  const made = spawnSync('mosquitto_passwd', ['-b', passwordFile, username, password], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr.trim()}`);
+  return { username, password };
+}
+
 /** A user and password for a test broker, in a Mosquitto password file under `dir`. */
 export function mosquittoCredentials(dir: string): { username: string; password: string; passwordFile: string } {
   const username = `mam-test-${randomBytes(3).toString('hex')}`;
@@ -146,7 +154,7 @@ export function mosquittoCredentials(dir: string): { username: string; password:
  * The config every test Mosquitto runs with: Nagle off, no persistence, queue limits chosen on
  * purpose, the embedded broker's packet limit, and a log of connections and timeouts.
  */
-export function mosquittoConfig(o: MosquittoOptions & { listener: string; passwordFile: string | undefined; logFile: string; logConnections?: boolean }): string {
+export function mosquittoConfig(o: MosquittoOptions & { listener: string; passwordFile: string | undefined; logFile: string; logConnections?: boolean; aclFile?: string }): string {
   return [
     // As root, Mosquitto drops to the user `mosquitto`, who cannot read our 0700 temp folder; naming
     // the current user keeps it as it is (and is ignored when not root).
@@ -154,6 +162,7 @@ export function mosquittoConfig(o: MosquittoOptions & { listener: string; passwo
     `listener ${o.listener}`,
     `allow_anonymous ${o.passwordFile ? 'false' : 'true'}`,
     ...(o.passwordFile ? [`password_file ${o.passwordFile}`] : []),
+    ...(o.aclFile ? [`acl_file ${o.aclFile}`] : []),
     ...(o.tls ? [`certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`] : []),
     // Nagle off: otherwise every PUBACK waits ~40 ms (NOTES.md).
     `set_tcp_nodelay ${o.tcpNoDelay === false ? 'false' : 'true'}`,

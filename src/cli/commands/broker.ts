@@ -6,6 +6,7 @@ import { externalBroker } from '../../core/messaging/brokerEndpoint';
 import { brokerFiles, describeEndpoint, runningEmbeddedBroker } from '../../core/messaging/brokerRecord';
 import { embeddedBrokerStatus, startEmbeddedBroker, stopEmbeddedBroker } from '../../core/messaging/embeddedBroker';
 import { probeBroker } from '../../core/messaging/mqttProbe';
+import { workspaceIdOf } from '../../core/messaging/protocol';
 import { defineCommand, JSON_OPTION, type CliIo, type Command, type CommandContext } from '../command';
 import { since } from '../output';
 
@@ -63,10 +64,13 @@ const status = defineCommand({
     if (external) {
       const probe = await probeBroker(external, 3_000);
       const accepting = probe.ok;
+      // A shared broker's ACL names each workspace's topics (docs/scaling.md): say which they are.
+      const workspaceId = workspaceIdOf(ctx.workspace());
       if (ctx.args.options.json) {
-        ctx.json({ kind: 'external', host: external.host, port: external.port, tls: external.tls, accepting, ...(probe.ok ? {} : { problem: probe.detail }) });
+        ctx.json({ kind: 'external', host: external.host, port: external.port, tls: external.tls, accepting, ...(probe.ok ? {} : { problem: probe.detail }), workspace_id: workspaceId, topics: `mam/${workspaceId}/#` });
       } else {
         ctx.out(`external broker ${describeEndpoint(external)} (MQTT_BROKER): ${accepting ? 'accepts connections' : `not usable: ${probe.ok ? '' : probe.detail}`}`);
+        ctx.out(`this workspace's topics: mam/${workspaceId}/# (workspace ID ${workspaceId})`);
       }
       return 0;
     }

@@ -23,6 +23,11 @@ const run = defineCommand({
     'are replays of a dispatch already taken. A job cancelled by its submitter is cancelled here too,',
     'which frees the session. A dispatch carries the job token in clear (signed, not',
     'encrypted): use a private broker, over TLS when it is not on this host.',
+    '',
+    'It says online on mam/remote/NAME/presence, and leaves offline there as its MQTT will: if it',
+    'vanishes (killed, crashed, its host cut off past the keepalive), its submitters fail its open',
+    'jobs at once (runner_lost). Stopped by a signal, it says stopped and fails nothing: started',
+    'again, it relays what its jobs published meanwhile. Several hosts: docs/scaling.md.',
   ].join('\n'),
   async run(ctx) {
     const o = ctx.args.options;

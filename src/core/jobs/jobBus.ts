@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import type { MqttClient } from 'mqtt';
 import { isoOn, systemClock, unrefTimer, type Clock } from '../base/clock';
-import { DisposableBase, toDisposable } from '../base/disposable';
+import { DisposableBase, toDisposable, type Disposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/log';
 import type { ControlPlane } from '../store/controlPlane';
@@ -14,6 +14,24 @@ import { errorMessage } from '../base/errors';
 
 /** How long after its last event a job's outbox is still checked for events that did not arrive. */
 const ACTIVE_MS = 10 * 60_000;
+
+/** A listener on topics beside the job topics (JobBus.follow). */
+interface Follower {
+  filter: string;
+  /** `retained`: the broker's retained message, sent because we subscribed; otherwise live. */
+  handle(topic: string, bytes: Buffer, retained: boolean): Promise<void>;
+}
+
+/** Whether `topic` matches the MQTT topic filter `filter` (`+` one level, `#` the rest). */
+export function topicMatches(filter: string, topic: string): boolean {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
 
 export interface RejectionNotice {
   topic: string;
@@ -48,9 +66,9 @@ export class JobBus extends DisposableBase {
     private readonly clock: Clock = systemClock,
   ) {
     super();
-    const onMessage = (topic: string, payload: Buffer): void => {
+    const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
       // One message at a time: the ledger takes file locks, and order matters for seq.
-      this.queue = this.queue.then(() => this.handle(topic, payload)).catch((err: unknown) => this.logger.error(`subscriber: ${errorMessage(err)}`));
+      this.queue = this.queue.then(() => this.handle(topic, payload, packet.retain === true)).catch((err: unknown) => this.logger.error(`subscriber: ${errorMessage(err)}`));
     };
     client.on('message', onMessage);
     this._register(toDisposable(() => client.removeListener('message', onMessage)));
@@ -70,9 +88,30 @@ export class JobBus extends DisposableBase {
     return this.queue;
   }
 
-  private async handle(topic: string, bytes: Buffer): Promise<void> {
+  /**
+   * Hears `filter` (other than the workspace's job topics) on this connection. Its messages are
+   * handled in turn with the job events: one that arrived after an event is handled after that
+   * event was applied, so a judgement it brings never overtakes a late event.
+   */
+  follow(filter: string, handle: Follower['handle']): Disposable {
+    const follower: Follower = { filter, handle };
+    this.followers.add(follower);
+    void this.client.subscribeAsync(filter, { qos: 1 }).catch((err: unknown) => this.logger.warn(`cannot subscribe to ${filter}: ${errorMessage(err)}`));
+    return toDisposable(() => {
+      this.followers.delete(follower);
+      if (this.client.connected) void this.client.unsubscribeAsync(filter).catch(() => undefined);
+    });
+  }
+
+  private readonly followers = new Set<Follower>();
+
+  private async handle(topic: string, bytes: Buffer, retained: boolean): Promise<void> {
     const where = topics.parse(topic);
-    if (!where || where.workspaceId !== this.workspaceId) return;
+    if (!where) {
+      for (const f of this.followers) if (topicMatches(f.filter, topic)) await f.handle(topic, bytes, retained);
+      return;
+    }
+    if (where.workspaceId !== this.workspaceId) return;
     if (where.kind === 'state') {
       if (bytes.length === 0) return; // a cleared retained message
       try {

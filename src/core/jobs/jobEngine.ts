@@ -5,6 +5,7 @@ import { DisposableBase, toDisposable } from '../base/disposable';
 import type { Logger } from '../base/log';
 import type { ResolvedConfig } from '../config/settings';
 import type { ControlPlane } from '../store/controlPlane';
+import type { JobRecord } from '../store/jobSchema';
 import { resolveBroker, type BrokerEndpoint } from '../messaging/brokerEndpoint';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { workspaceIdOf } from '../messaging/protocol';
@@ -87,6 +88,7 @@ export class JobEngine extends DisposableBase {
     this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
     this.bus = this._register(new JobBus(controlPlane, this.ledger, client, this.workspaceId, logger, this.clock));
     await this.bus.start();
+    this.watchTargets();
     // Events that could not reach the broker wait in outboxes: drain them now and whenever the
     // connection comes back, and poll them while it is down.
     client.on('connect', () => {
@@ -134,12 +136,38 @@ export class JobEngine extends DisposableBase {
       }),
     );
     supervisor.scan();
+    this.supervisors.add(supervisor);
+    this._register(toDisposable(() => this.supervisors.delete(supervisor)));
+    this.watchTargets();
     if (options.rescanEveryMs) {
       // A change whose state message never arrived (its process died first) is still found.
       const timer = unrefTimer(this.clock.setInterval(() => supervisor.scan(), options.rescanEveryMs));
       this._register(toDisposable(() => this.clock.clearInterval(timer)));
     }
     return supervisor;
+  }
+
+  private readonly supervisors = new Set<JobSupervisor>();
+  private watching = false;
+
+  /**
+   * Fails at once, with `reason`, the open jobs `which` picks that this engine judges (its
+   * supervisors' scopes: its own jobs, or those nobody waits on): a fact heard, not a timer.
+   */
+  async failNow(which: (job: JobRecord) => boolean, reason: string, note: string): Promise<JobRecord[]> {
+    const ended: JobRecord[] = [];
+    for (const supervisor of [...this.supervisors]) ended.push(...(await supervisor.failNow(which, reason, note)));
+    return ended;
+  }
+
+  /** What the targets' judges hear besides timers (a remote runner's presence): once connected and judging. */
+  private watchTargets(): void {
+    if (this.watching || !this.bus || this.supervisors.size === 0) return;
+    this.watching = true;
+    for (const target of this.deps.targets.all()) {
+      const watch = target.watch?.(this, this.bus);
+      if (watch) this._register(watch);
+    }
   }
 
   /** Every second of the engine's clock: all outboxes while the broker is away, the active jobs' while it is here. */

@@ -1,4 +1,6 @@
 import type { JobRecord } from '../store/jobSchema';
+import type { Disposable } from '../base/disposable';
+import type { JobBus } from './jobBus';
 import type { JobEngine } from './jobEngine';
 import type { TargetAddress, TargetKind } from './targetAddress';
 
@@ -37,6 +39,11 @@ export interface JobTarget {
   cancel(engine: JobEngine, job: JobRecord): Promise<void>;
   /** The submitter has seen the job end: take back what the hand-over left behind. Never throws. */
   afterEnd(engine: JobEngine, job: JobRecord): Promise<void>;
+  /**
+   * What the judges of these jobs hear besides their timers (a remote runner's presence), on the
+   * engine's connection: started once an engine both is connected and supervises jobs.
+   */
+  watch?(engine: JobEngine, bus: JobBus): Disposable | undefined;
 }
 
 /** The targets a jobs engine can send to, one per kind; registered by the composition root (core.ts). */
@@ -45,6 +52,10 @@ export class JobTargets {
 
   constructor(targets: readonly JobTarget[]) {
     for (const target of targets) this.byKind.set(target.kind, target);
+  }
+
+  all(): JobTarget[] {
+    return [...this.byKind.values()];
   }
 
   /** The target for a kind; an engine built without it cannot send there. */

@@ -63,4 +63,8 @@ export const REASONS = {
   cancelledByUser: 'cancelled_by_user',
   /** A remote runner's mirror job, cancelled because its submitter cancelled the job. */
   cancelledBySubmitter: 'cancelled_by_submitter',
+  /** A remote job whose runner vanished from the broker (its MQTT will said offline): nobody relays its events. */
+  runnerLost: 'runner_lost',
+  /** A remote runner's mirror job, ended because its submitter had ended the job (e.g. runner_lost while the runner was away). */
+  endedBySubmitter: 'ended_by_submitter',
 } as const;

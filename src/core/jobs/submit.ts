@@ -56,7 +56,7 @@ export function exitCodeOf(job: JobRecord): ExitCodeType {
     case 'timeout':
       return ExitCode.timeout;
     case 'cancelled':
-      return job.reason === REASONS.cancelledByUser || job.reason === REASONS.cancelledBySubmitter ? ExitCode.failed : ExitCode.notDelivered;
+      return job.reason === REASONS.cancelledByUser || job.reason === REASONS.cancelledBySubmitter || job.reason === REASONS.endedBySubmitter ? ExitCode.failed : ExitCode.notDelivered;
     case 'failed':
       return ExitCode.failed;
     default:

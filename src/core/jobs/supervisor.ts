@@ -130,6 +130,24 @@ export class JobSupervisor extends DisposableBase {
     else this.schedule(this.options.controlPlane.jobs.require(jobId));
   }
 
+  /**
+   * Fails at once, with `reason`, every open job in scope that `which` picks: a fact heard from
+   * elsewhere (its remote runner is gone), not a timer. As before a timer, what waits in the job's
+   * outbox is applied first; a job that ended meanwhile stays as it ended.
+   */
+  async failNow(which: (job: JobRecord) => boolean, reason: string, note: string): Promise<JobRecord[]> {
+    const ended: JobRecord[] = [];
+    for (const job of this.options.controlPlane.jobs.list().jobs) {
+      if (isTerminal(job.state) || !this.inScope(job) || !which(job)) continue;
+      await this.options.beforeJudge?.(job.id);
+      const done = await this.options.ledger.transition(job.id, 'failed', reason, { when: (j) => !isTerminal(j.state) && which(j), note });
+      if (!done) continue;
+      this.options.logger.info(`job ${job.id}: failed (${reason}): ${note}`);
+      ended.push(done);
+    }
+    return ended;
+  }
+
   /** The visible screen of the job's pane (its last lines), or undefined when it cannot be read. */
   private async lastScreen(job: JobRecord): Promise<string | undefined> {
     const t = job.target;

@@ -67,6 +67,9 @@ export const topics = {
   dispatch: (runner: string) => `mam/remote/${runner}/dispatch`,
   /** Where a submitter tells a runner that it cancelled a job the runner took. */
   cancel: (runner: string) => `mam/remote/${runner}/cancel`,
+  /** A runner's retained word on itself: online when it connects, offline (its MQTT will) when it vanishes. */
+  presence: (runner: string) => `mam/remote/${runner}/presence`,
+  allPresence: 'mam/remote/+/presence',
   /** `mam/<ws>/jobs/<job>/<kind>` → its parts, or undefined for a foreign topic. */
   parse(topic: string): { workspaceId: string; jobId: string; kind: 'events' | 'state' } | undefined {
     const m = /^mam\/([^/]+)\/jobs\/([^/]+)\/(events|state)$/.exec(topic);

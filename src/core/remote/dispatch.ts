@@ -102,12 +102,17 @@ export async function dispatchRemote(engine: JobEngine, input: RemoteDispatchInp
  * the job; doing it twice is harmless. Never throws: a failure is only logged.
  */
 export async function clearDispatch(engine: JobEngine, runner: string, jobId: string): Promise<void> {
+  await clearDispatches(engine, runner, [jobId]);
+}
+
+/** clearDispatch for several jobs of one runner, on one connection. */
+export async function clearDispatches(engine: JobEngine, runner: string, jobIds: readonly string[]): Promise<void> {
   const endpoint = engine.endpoint;
-  if (!endpoint) return;
+  if (!endpoint || jobIds.length === 0) return;
   try {
-    await publishOnce(endpoint, uniqueClientId('dispatch'), [{ topic: dispatchTopics.job(runner, jobId), payload: '', retain: true }]);
+    await publishOnce(endpoint, uniqueClientId('dispatch'), jobIds.map((id) => ({ topic: dispatchTopics.job(runner, id), payload: '', retain: true })));
   } catch (err) {
-    engine.deps.logger.warn(`job ${jobId}: could not clear its retained dispatch to '${runner}': ${errorMessage(err)}`);
+    engine.deps.logger.warn(`job${jobIds.length > 1 ? 's' : ''} ${jobIds.join(', ')}: could not clear ${jobIds.length > 1 ? 'their retained dispatches' : 'its retained dispatch'} to '${runner}': ${errorMessage(err)}`);
   }
 }
 

@@ -1,9 +1,12 @@
 import type { JobTarget } from '../jobs/jobTarget';
 import { cancelRemote, checkRemoteSubmit, clearDispatch, dispatchRemote } from './dispatch';
+import { MIN_SECRET_CHARS } from './dispatchMessage';
+import { PresenceWatch } from './presenceWatch';
 
 /**
  * A remote runner (`remote:RUNNER`, `remote:RUNNER/SESSION`): the job travels as a signed,
- * retained dispatch on the shared broker, and the runner relays its events back (dispatch.ts).
+ * retained dispatch on the shared broker, and the runner relays its events back (dispatch.ts); a
+ * runner that vanishes from the broker fails its open jobs at once (presenceWatch.ts).
  */
 export const remoteTarget: JobTarget = {
   kind: 'remote',
@@ -15,5 +18,10 @@ export const remoteTarget: JobTarget = {
   },
   afterEnd: async (engine, job) => {
     if (job.target) await clearDispatch(engine, job.target.name, job.id);
+  },
+  // Without a usable secret no remote job can be sent from here, nor a runner's word be checked.
+  watch: (engine, bus) => {
+    const secret = engine.deps.config.values.dispatchSecret;
+    return secret.length >= MIN_SECRET_CHARS ? new PresenceWatch(engine, bus, secret) : undefined;
   },
 };

@@ -25,6 +25,7 @@ import { readJobToken } from '../store/jobToken';
 import { newJobRecord } from '../store/newJobRecord';
 import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
+import { PresenceSpeaker } from './presenceSpeaker';
 import { SeenDispatches } from './seenDispatches';
 
 /**
@@ -108,19 +109,26 @@ export class RemoteRunner extends DisposableBase {
     }));
     await engine.connect();
     engine.supervise({ ownerToken: this.owner.token });
-    const client = await connectClient(engine.endpoint!, { clientId: uniqueClientId(`runner-${this.name}`), logger });
+    const speaker = (this.speaker = new PresenceSpeaker(this.name, this.secret, engine.clock, logger));
+    const client = await connectClient(engine.endpoint!, { clientId: uniqueClientId(`runner-${this.name}`), logger, will: speaker.will });
     this.client = client;
     this._register(toDisposable(() => void client.endAsync(true).catch(() => undefined)));
     client.on('message', (topic: string, payload: Buffer) => {
       this.intake = this.intake.then(() => this.take(topic, payload)).catch((err: unknown) => logger.error(`runner ${this.name}: ${errorMessage(err)}`));
     });
+    // Every mirror its submitter may still lack events of: open ones, and ended ones whose
+    // submitter's state has not yet shown every event (a runner killed before it relayed them).
     for (const job of controlPlane.jobs.list().jobs) {
-      if (!this.originOf(job) || isTerminal(job.state)) continue;
-      this.relay(job.id);
+      const origin = this.originOf(job);
+      if (!origin || origin.settled) continue;
+      if (!isTerminal(job.state)) this.relay(job.id);
       await this.followSubmitter(job);
     }
     await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
+    await speaker.attach(client);
   }
+
+  private speaker: PresenceSpeaker | undefined;
 
   private get dispatchFilters(): string[] {
     return [topics.dispatch(this.name), dispatchTopics.all(this.name)];
@@ -150,6 +158,10 @@ export class RemoteRunner extends DisposableBase {
     await this.relays;
     const open = mine();
     for (const job of open) await this.options.engine.ledger.patch(job.id, { owner: null });
+    await this.relays;
+    // A stop on purpose: its jobs wait for a runner started again (their timers run meanwhile), so
+    // it says `stopped` and leaves cleanly, and its submitters fail nothing.
+    await this.speaker?.leave();
     return open;
   }
 
@@ -209,9 +221,30 @@ export class RemoteRunner extends DisposableBase {
     if (state.job_id !== job.id || !token || !verifySignature(state, token)) return;
     const told = JOB_STATES.find((s) => s === state.state);
     if (told !== undefined && isTerminal(told)) {
-      // The submitter has the outcome: nothing more to relay, and a --once runner may go.
+      // The submitter has the outcome: a --once runner may go.
       this.acknowledged.add(job.id);
       if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);
+      // It ended there while the job is open here (its runner was lost, a timer there ran out first):
+      // nobody waits on this mirror any more, and its session is free for the next job. Unless the
+      // agent's own last word is here already, relayed before this mirror applied it: that ends it.
+      const outbox = new JobOutbox(controlPlane.paths.jobDir(job.id));
+      if (!isTerminal(job.state) && !outbox.events().some(isFinal)) {
+        await this.options.engine.ledger.transition(job.id, 'cancelled', REASONS.endedBySubmitter, {
+          when: (j) => !isTerminal(j.state),
+          note: `its submitter ended the job ${told}${state.reason ? ` (${state.reason})` : ''}`,
+        });
+      }
+      // What its audit log lacks still goes to it, late there but kept: a runner that was away when
+      // the job ended there (killed, its host down) comes back with events it never relayed.
+      const missing = new Set(state.missing ?? []);
+      if (outbox.allocatedSeq() > state.seq || missing.size > 0) {
+        if (!this.relayed.has(job.id)) this.relayed.set(job.id, new Set(outbox.events().map((p) => p.seq).filter((seq) => seq <= state.seq && !missing.has(seq))));
+        this.relay(job.id);
+        return;
+      }
+      // It has every event there is: nothing to follow at the next start.
+      const now = controlPlane.jobs.get(job.id);
+      if (now && isTerminal(now.state) && !now.remote?.settled) await this.options.engine.ledger.patch(job.id, { remote: { ...origin, settled: true } });
       return;
     }
     if (!state.resync) return;
@@ -314,7 +347,7 @@ export class RemoteRunner extends DisposableBase {
     let events = outbox.events();
     const endedByAgent = job.state === 'completed' || (job.state === 'failed' && job.reason === 'agent_error');
     // Its submitter, which cancelled it, needs no word of the end it asked for.
-    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter;
+    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter || job.reason === REASONS.endedBySubmitter;
     if (isTerminal(job.state) && !endedByAgent && !endedBySubmitter && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
       this.errorPublished.add(jobId);
       await publishJobEvent({

@@ -1,6 +1,6 @@
 import { ValidationError } from '../base/errors';
 import { JOB_ID_PATTERN } from '../base/ids';
-import { bool, int, lazy, list, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
+import { bool, int, lazy, list, lit, nullable, num, obj, oneOf, optional, parse, str, type Schema } from '../base/schema';
 import { jobUsageSchema, type JobUsage } from './jobUsageSchema';
 
 export const JOB_STATES = ['registered', 'dispatched', 'started', 'completed', 'failed', 'timeout', 'cancelled'] as const;
@@ -86,6 +86,8 @@ export interface MirrorOrigin {
   workspace_id: string;
   nonce: string;
   dispatched_ts: string;
+  /** The job has ended here, and its submitter's state shows every event of it: a runner started again need not follow it. */
+  settled?: true;
 }
 
 /** The process that submitted the job and waits on it; another process adopts the job only when it is gone. */
@@ -210,7 +212,7 @@ const jobRecordSchema: Schema<JobRecord> = /* @__PURE__ */ lazy(() => {
     why: maybe,
     usage: optional(nullable(jobUsageSchema)),
     verify: optional(obj({ job_id: text, command: list(text), exit_code: int(), passed: bool(), at: text, output_tail: text })),
-    remote: optional(obj({ runner: text, workspace_id: text, nonce: text, dispatched_ts: text })),
+    remote: optional(obj({ runner: text, workspace_id: text, nonce: text, dispatched_ts: text, settled: optional(lit(true)) })),
   }, { why: 'must be a JSON object' });
 });
 
