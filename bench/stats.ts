@@ -1,7 +1,9 @@
 /** Small helpers shared by the benchmarks: timing, percentiles, a markdown table. */
 import { spawnSync } from 'node:child_process';
 
+/** The p-th percentile; NaN when there are no samples (a row then shows '—'). */
 export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -18,6 +20,17 @@ export function timeCommand(file: string, args: readonly string[], runs: number,
   return Array.from({ length: runs }, once);
 }
 
+/**
+ * The environment for timing cold Node processes against `node -e 0`: without NODE_EXTRA_CA_CERTS,
+ * which makes every Node process read and parse that bundle of certificates as it starts (~55 ms of
+ * CPU here, where the machine sets it for its own tools); a user's machine rarely sets it, and it
+ * would hide what a `mam` process itself adds behind a start three times as long.
+ */
+export function coldEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _, ...rest } = env;
+  return rest;
+}
+
 export interface Row {
   name: string;
   /** NaN when the measurement failed (the name says how). */
@@ -31,7 +44,7 @@ export interface Row {
 export function renderTable(rows: readonly Row[]): string {
   const lines = ['| measurement | p50 | p99 | reference | ratio | goal |', '|---|--:|--:|---|--:|---|'];
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${Number.isNaN(r.p50) ? '—' : `${r.p50.toFixed(1)} ms`} | ${r.p99 === undefined ? '' : `${r.p99.toFixed(1)} ms`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
+    lines.push(`| ${r.name} | ${Number.isNaN(r.p50) ? '—' : `${r.p50.toFixed(1)} ms`} | ${r.p99 === undefined ? '' : Number.isNaN(r.p99) ? '—' : `${r.p99.toFixed(1)} ms`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
   }
   return lines.join('\n');
 }
