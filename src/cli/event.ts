@@ -3,7 +3,6 @@
  * loads the protocol, the outbox, a one-shot MQTT publisher and the settings parser — no SQLite,
  * no YAML, no MQTT.js — so it costs little more than starting Node.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -139,6 +138,8 @@ function startHeartbeat(workspace: string, jobId: string, seconds: number, env: 
       // gone meanwhile
     }
   }
+  // Loaded only here: most events start no heartbeat.
+  const { spawn } = require('node:child_process') as typeof import('node:child_process');
   const child = spawn(process.execPath, [process.argv[1]!, 'event', '__heartbeat', '--job', jobId, '--every', String(seconds), '--workspace', workspace, '--watch-pid', String(agentPid())], {
     detached: true,
     stdio: 'ignore',

@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as tls from 'node:tls';
 import type { BrokerEndpoint } from './brokerRecord';
 import { connectPacket, DISCONNECT, publishPacket, readPackets } from './mqttWire';
 import { errorMessage } from '../base/errors';
@@ -42,7 +41,7 @@ const CONNACK_REASONS: Record<number, string> = {
 export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages: readonly QuickMessage[], timeoutMs = 5000): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const socket = endpoint.tls
-      ? tls.connect({ host: endpoint.host, port: endpoint.port, ...(endpoint.ca ? { ca: fs.readFileSync(endpoint.ca) } : {}), servername: endpoint.host })
+      ? (require('node:tls') as typeof import('node:tls')).connect({ host: endpoint.host, port: endpoint.port, ...(endpoint.ca ? { ca: fs.readFileSync(endpoint.ca) } : {}), servername: endpoint.host })
       : net.createConnection({ host: endpoint.host, port: endpoint.port, noDelay: true });
     if (endpoint.tls) socket.setNoDelay(true);
     let received: Buffer = Buffer.alloc(0);
