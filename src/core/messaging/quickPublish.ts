@@ -52,7 +52,9 @@ export function publishOnce(endpoint: QuickEndpoint, clientId: string, messages:
       settled = true;
       clearTimeout(timer);
       if (err) socket.destroy();
-      else socket.end(DISCONNECT);
+      // Closed once DISCONNECT is written, without waiting for the broker to close its side: a
+      // `mam event` process would otherwise wait on the broker's turn to exit (a few ms under load).
+      else socket.end(DISCONNECT, () => socket.destroy());
       if (err) reject(err);
       else resolve();
     };
