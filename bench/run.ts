@@ -20,7 +20,7 @@ import { benchVscode } from './vscode';
 import { benchRealAgents } from './realAgents';
 import { benchOverlap } from './overlap';
 import { benchPlan } from './plan';
-import { coldEnv, percentile, renderTable, timeCommand, type Row } from './stats';
+import { alternate, coldEnv, percentile, renderTable, timeOnce, type Row } from './stats';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -81,14 +81,15 @@ async function benchCli(root: string): Promise<Row[]> {
   }
   rows.push({ name: 'registry write (lock, load, validate, DB + YAML fsync), 50 sessions', p50: percentile(writes, 50), p99: percentile(writes, 99) });
 
-  const bare = timeCommand(process.execPath, ['-e', '0'], RUNS, { env });
-  const version = timeCommand(process.execPath, [CLI, '--version'], RUNS, { cwd: ws, env });
-  const list = timeCommand(process.execPath, [CLI, 'session', 'list', '--json'], RUNS, { cwd: ws, env });
-  const nodeP50 = percentile(bare, 50);
-  rows.push({ name: '`node -e 0` (reference)', p50: nodeP50, p99: percentile(bare, 99) });
-  for (const [name, samples] of [['`mam --version` (cold process)', version], ['`mam session list --json`, 50 sessions (cold process)', list]] as const) {
+  // Each command in turn with a bare node, so that other load falls on both alike.
+  const node = (): number => timeOnce(process.execPath, ['-e', '0'], { env });
+  const version = alternate(RUNS, node, () => timeOnce(process.execPath, [CLI, '--version'], { cwd: ws, env }));
+  const list = alternate(RUNS, node, () => timeOnce(process.execPath, [CLI, 'session', 'list', '--json'], { cwd: ws, env }));
+  const bare = [...version.reference, ...list.reference];
+  rows.push({ name: '`node -e 0` (reference)', p50: percentile(bare, 50), p99: percentile(bare, 99) });
+  for (const [name, { reference: ref, measured: samples }] of [['`mam --version` (cold process)', version], ['`mam session list --json`, 50 sessions (cold process)', list]] as const) {
     const p50 = percentile(samples, 50);
-    rows.push({ name, p50, p99: percentile(samples, 99), reference: '`node -e 0`', ratio: `${(p50 / nodeP50).toFixed(2)}×` });
+    rows.push({ name, p50, p99: percentile(samples, 99), reference: '`node -e 0`', ratio: `${(p50 / percentile(ref, 50)).toFixed(2)}×` });
   }
   return rows;
 }

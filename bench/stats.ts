@@ -8,14 +8,17 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** Wall time of one run of `file args`, in ms; throws when it does not exit 0. */
+export function timeOnce(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(file, args, { cwd: options.cwd, env: options.env, stdio: 'ignore' });
+  if (r.status !== 0) throw new Error(`${file} ${args.join(' ')} exited ${r.status}`);
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
 /** Wall time of `file args` over `runs` runs (after one warm-up), in ms. */
 export function timeCommand(file: string, args: readonly string[], runs: number, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number[] {
-  const once = (): number => {
-    const t = process.hrtime.bigint();
-    const r = spawnSync(file, args, { cwd: options.cwd, env: options.env, stdio: 'ignore' });
-    if (r.status !== 0) throw new Error(`${file} ${args.join(' ')} exited ${r.status}`);
-    return Number(process.hrtime.bigint() - t) / 1e6;
-  };
+  const once = (): number => timeOnce(file, args, options);
   once();
   return Array.from({ length: runs }, once);
 }
@@ -29,6 +32,22 @@ export function timeCommand(file: string, args: readonly string[], runs: number,
 export function coldEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { NODE_EXTRA_CA_CERTS: _, ...rest } = env;
   return rest;
+}
+
+/**
+ * `runs` samples of each of two commands, each run of one right after one of the other (after one
+ * warm-up of each): whatever else loads the machine falls on both alike.
+ */
+export function alternate(runs: number, reference: () => number, measured: () => number): { reference: number[]; measured: number[] } {
+  const out = { reference: [] as number[], measured: [] as number[] };
+  for (let i = 0; i <= runs; i++) {
+    const r = reference();
+    const m = measured();
+    if (i === 0) continue;
+    out.reference.push(r);
+    out.measured.push(m);
+  }
+  return out;
 }
 
 export interface Row {
