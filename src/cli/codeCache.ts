@@ -5,23 +5,26 @@
  * dist/cli-event.js, which agents start once per event.
  *
  * The cache file's name carries what V8 itself does not check (it checks its own version and
- * flags, and the source's length only): the bundle's size, mtime and inode, and Node's version, so
- * a rebuilt or reinstalled bundle never runs an old bundle's code. The first process after a build
- * writes it at exit (atomically: a temp file renamed into place), and removes the caches of older
- * builds; where the bundle's folder is not writable (a read-only install) nothing is written and
- * every process compiles as before.
+ * flags, and the source's length only): the bundle's size, mtime and inode, so a rebuilt or
+ * reinstalled bundle never runs an old bundle's code; and Node's version and options, so processes
+ * started with other flags (which V8 would refuse the cache of) keep a cache of their own instead of
+ * rewriting one by turns. The first process after a build writes it at exit (atomically: a temp
+ * file renamed into place), and removes the caches of older builds; where the bundle's folder is
+ * not writable (a read-only install) nothing is written and every process compiles as before.
  */
 import * as fs from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
+import { hex, sha256 } from '../core/base/sha256';
 
 const SUFFIX = '.v8cache';
 
 export function requireWithCodeCache(file: string): unknown {
   const stat = fs.statSync(file, { bigint: true });
-  const key = [process.version, process.arch, stat.size, stat.mtimeNs, stat.ino].join('-');
-  const cacheFile = `${file}.${key}${SUFFIX}`;
+  const build = [stat.size, stat.mtimeNs, stat.ino].join('-');
+  const runtime = hex(sha256([process.version, process.arch, ...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0'))).slice(0, 12);
+  const cacheFile = `${file}.${build}.${runtime}${SUFFIX}`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = fs.readFileSync(cacheFile);
@@ -29,7 +32,7 @@ export function requireWithCodeCache(file: string): unknown {
     // none yet (or unreadable): compile from source
   }
   const script = new vm.Script(wrap(fs.readFileSync(file, 'utf8')), { filename: file, ...(cachedData ? { cachedData } : {}) });
-  if (!cachedData || script.cachedDataRejected) process.once('exit', () => writeCache(script, file, cacheFile));
+  if (!cachedData || script.cachedDataRejected) process.once('exit', () => writeCache(script, file, build, cacheFile));
   const mod = { exports: {} as unknown };
   const run: unknown = script.runInThisContext();
   if (typeof run !== 'function') throw new Error(`${file} did not compile to a module`);
@@ -38,16 +41,17 @@ export function requireWithCodeCache(file: string): unknown {
 }
 
 /** At exit, so that the cache holds every function this process compiled, not only the top level. */
-function writeCache(script: vm.Script, file: string, cacheFile: string): void {
+function writeCache(script: vm.Script, file: string, build: string, cacheFile: string): void {
   const dir = path.dirname(file);
   const temp = `${cacheFile}.${process.pid}.tmp`;
   try {
     fs.accessSync(dir, fs.constants.W_OK);
     fs.writeFileSync(temp, script.createCachedData());
     fs.renameSync(temp, cacheFile);
+    // Older builds' caches go; this build's for other Node versions or options stay.
     const base = `${path.basename(file)}.`;
     for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith(base) && name.endsWith(SUFFIX) && name !== path.basename(cacheFile)) fs.rmSync(path.join(dir, name), { force: true });
+      if (name.startsWith(base) && name.endsWith(SUFFIX) && !name.startsWith(`${base}${build}.`)) fs.rmSync(path.join(dir, name), { force: true });
     }
   } catch {
     // A read-only install, a full disk: the next process compiles from source, as without a cache.

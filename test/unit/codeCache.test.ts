@@ -5,10 +5,10 @@ import * as path from 'node:path';
 import { tempDir } from '../support/helpers';
 
 /** Loads `file` through requireWithCodeCache in a process of its own (the cache is written at its exit). */
-function load(file: string): unknown {
+function load(file: string, env: NodeJS.ProcessEnv = process.env): unknown {
   const codeCache = path.resolve(__dirname, '../../src/cli/codeCache.ts');
   const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(codeCache)}).requireWithCodeCache(${JSON.stringify(file)})))`;
-  const r = spawnSync(process.execPath, ['-r', 'esbuild-register', '-e', script], { encoding: 'utf8', cwd: path.resolve(__dirname, '../..') });
+  const r = spawnSync(process.execPath, ['-r', 'esbuild-register', '-e', script], { encoding: 'utf8', cwd: path.resolve(__dirname, '../..'), env });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -40,5 +40,19 @@ describe('the code cache of a bundle (codeCache.ts)', () => {
     assert.deepEqual(load(file), { n: 2 });
     assert.equal(caches(dir).length, 1);
     assert.notEqual(caches(dir)[0], old[0]);
+  });
+
+  it('a process started with other Node options keeps a cache of its own, beside the first, instead of rewriting one by turns', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'bundle.js');
+    fs.writeFileSync(file, 'module.exports = { n: 3 };\n');
+    assert.deepEqual(load(file), { n: 3 });
+    const [plain] = caches(dir);
+    assert.deepEqual(load(file, { ...process.env, NODE_OPTIONS: '--max-old-space-size=200' }), { n: 3 });
+    assert.equal(caches(dir).length, 2);
+    assert.ok(caches(dir).includes(plain!));
+    const stamp = fs.statSync(path.join(dir, plain!)).mtimeMs;
+    assert.deepEqual(load(file), { n: 3 });
+    assert.equal(fs.statSync(path.join(dir, plain!)).mtimeMs, stamp);
   });
 });
