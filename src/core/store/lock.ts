@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { LockTimeoutError, errorMessage, isErrnoException } from '../base/errors';
 import { custom, lazy, num, obj, parse, str, type Schema } from '../base/schema';
 import type { Logger } from '../base/log';
@@ -74,7 +75,7 @@ export async function acquire(lockDir: string, options: LockOptions = {}): Promi
 }
 
 function tryCreate(lockDir: string): Owner | undefined {
-  const owner: Owner = { pid: process.pid, host: os.hostname(), token: lockToken(), since: new Date().toISOString() };
+  const owner: Owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
   const staging = `${lockDir}.new-${owner.token}`;
   fs.mkdirSync(staging);
   try {
@@ -131,7 +132,7 @@ function releaseIfMine(lockDir: string, token: string): boolean {
 function takeOverAbandoned(lockDir: string, staleMs: number): boolean {
   const seen = readOwner(lockDir);
   if (!isAbandoned(lockDir, seen, staleMs)) return false;
-  const aside = `${lockDir}.abandoned-${lockToken()}`;
+  const aside = `${lockDir}.abandoned-${randomBytes(8).toString('hex')}`;
   try {
     fs.renameSync(lockDir, aside);
   } catch {
@@ -171,15 +172,6 @@ function readOwner(lockDir: string): Owner | undefined {
   } catch {
     return undefined; // missing or unreadable: unknown holder
   }
-}
-
-/**
- * 16 hex digits telling this holder from any other that may meet at the lock: unique, not secret
- * (Math.random is seeded per process by V8 from the OS), so `mam event` need not load node:crypto.
- */
-function lockToken(): string {
-  const word = (): string => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0');
-  return `${word()}${word()}`;
 }
 
 function installExitHook(): void {
