@@ -65,6 +65,11 @@ export interface ScaleOptions {
   daemonEnv?: NodeJS.ProcessEnv;
   /** Extra environment for the `mam monitor` only. */
   monitorEnv?: NodeJS.ProcessEnv;
+  /**
+   * A fault to inject, to see the benchmark survive it (default: MAM_BENCH_FAULT):
+   * 'worker-exit' makes the first publisher process of each load phase exit halfway through it.
+   */
+  fault?: 'worker-exit';
   /** Receives the raw figures behind the rows (for analysis); with `rawSamples`, every publish too. */
   details?: (d: Record<string, unknown>) => void;
   rawSamples?: boolean;
@@ -86,6 +91,8 @@ interface WorkerTask {
   jobs: Array<{ id: string; offsetMs: number }>;
   startAt: number;
   durationMs: number;
+  /** The fault MAM_BENCH_FAULT=worker-exit: this process exits (status 7) this long into the window. */
+  exitAfterMs?: number;
 }
 
 interface Sample {
@@ -103,7 +110,18 @@ interface WorkerResult {
   failures: string[];
   /** The first few `mam event` warnings (an event left in its outbox). */
   warnings?: string[];
+  /**
+   * This process's CPU over the window (and its reaped children's: the cold `mam event`
+   * processes), in ms, read by itself: the parent cannot read it once the process has exited.
+   */
+  cpuMs?: number;
 }
+
+/** What became of a publisher process: its result, or why it has none. */
+type WorkerOutcome = { result: WorkerResult } | { ended: string };
+
+/** Exit status of the fault MAM_BENCH_FAULT=worker-exit. */
+const FAULT_EXIT = 7;
 
 async function runWorker(task: WorkerTask): Promise<WorkerResult> {
   const samples: Sample[] = [];
@@ -112,6 +130,15 @@ async function runWorker(task: WorkerTask): Promise<WorkerResult> {
   const end = task.startAt + task.durationMs;
   // A long-lived publisher keeps one connection (as the heartbeat service and runners do).
   const connection = task.mode === 'api' ? new QuickConnection(task.endpoint, `bench-scale-${process.pid}`) : undefined;
+  const ownCpu = (): number => {
+    const c = procCpu(process.pid);
+    return c ? c.self + c.children : Number.NaN;
+  };
+  let cpu0 = Number.NaN;
+  let cpu1 = Number.NaN;
+  const atStart = setTimeout(() => (cpu0 = ownCpu()), Math.max(0, task.startAt - wallNow()));
+  const atEnd = setTimeout(() => (cpu1 = ownCpu()), Math.max(0, end - wallNow()));
+  if (task.exitAfterMs !== undefined) setTimeout(() => process.exit(FAULT_EXIT), Math.max(0, task.startAt + task.exitAfterMs - wallNow()));
   const once = async (job: string, i: number): Promise<void> => {
     const t0 = wallNow();
     if (connection) {
@@ -152,7 +179,11 @@ async function runWorker(task: WorkerTask): Promise<WorkerResult> {
     }),
   );
   connection?.close();
-  return { samples, failures, warnings };
+  // The last event of a job may end just before the window does.
+  while (Number.isNaN(cpu1) && wallNow() < end + 1000) await sleep(Math.max(1, end - wallNow()));
+  clearTimeout(atStart);
+  clearTimeout(atEnd);
+  return { samples, failures, warnings, cpuMs: cpu1 - cpu0 };
 }
 
 if (require.main === module && process.argv[2] === '--scale-worker') {
@@ -165,25 +196,40 @@ if (require.main === module && process.argv[2] === '--scale-worker') {
   });
 }
 
-function startWorker(): { child: ChildProcess; ready: Promise<void> } {
+/** A publisher process; `ready` resolves once it has loaded, or with why it ended before that. */
+function startWorker(): { child: ChildProcess; ready: Promise<string | undefined> } {
   const child = fork(__filename, ['--scale-worker'], {
     execArgv: ['-r', require.resolve('esbuild-register')],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // esbuild-register compiles the imports on load; the worker says when it has them.
-  const ready = new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`publisher process exited ${code} while starting`)));
+  const ready = new Promise<string | undefined>((resolve) => {
+    child.once('message', () => resolve(undefined));
+    child.once('exit', (code, signal) => resolve(`ended while starting (${exitOf(code, signal)})`));
   });
   return { child, ready };
 }
 
-function runOnWorker(child: ChildProcess, task: WorkerTask): Promise<WorkerResult> {
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve(m as WorkerResult));
-    child.once('exit', (code) => reject(new Error(`publisher process exited ${code} before reporting`)));
-    child.send(task);
+/** Runs the task on a publisher process: its result, or how it ended without one (never rejects). */
+function runOnWorker(child: ChildProcess, task: WorkerTask): Promise<WorkerOutcome> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve({ result: m as WorkerResult }));
+    child.once('exit', (code, signal) => resolve({ ended: `ended early (${exitOf(code, signal)})` }));
+    try {
+      child.send(task, (err) => err && resolve({ ended: `could not be given its task (${err.message})` }));
+    } catch (err) {
+      resolve({ ended: `could not be given its task (${(err as Error).message})` });
+    }
   });
+}
+
+function exitOf(code: number | null, signal: NodeJS.Signals | null): string {
+  return code !== null ? `exit ${code}` : `signal ${signal}`;
+}
+
+/** CPU ms of a process between two reads; NaN when it was gone at either. */
+function cpuBetween(a: { self: number } | undefined, b: { self: number } | undefined): number {
+  return a && b ? b.self - a.self : Number.NaN;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,6 +242,7 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
   const idleS = options.idleSeconds ?? Number(process.env.MAM_SCALE_IDLE_S ?? 30);
   const heartbeatS = options.heartbeatS ?? 30;
   const nPublishers = options.publishers ?? 2;
+  const fault = options.fault ?? (process.env.MAM_BENCH_FAULT === 'worker-exit' ? 'worker-exit' : undefined);
   const details: Record<string, unknown> = { jobs: nJobs, apiS, coldS, idleS, heartbeatS, warden: options.warden !== false };
   const rows: Row[] = [];
   const base = path.join(root, 'scale');
@@ -206,10 +253,22 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
   fs.mkdirSync(env.TMUX_TMPDIR!, { recursive: true });
   fs.mkdirSync(env.HOME!, { recursive: true });
   let idle: Idle | undefined;
+  // The load and the idle measurement each give their rows, or a row saying why not: one failing
+  // does not take the other's rows with it.
+  const part = async (name: string, run: () => Promise<Row[]>): Promise<Row[]> => {
+    try {
+      return await run();
+    } catch (err) {
+      console.error(`bench: scale ${name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+      return [{ name: `scale ${name}: FAILED: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200).replace(/\|/g, '/')}`, p50: Number.NaN }];
+    }
+  };
   try {
-    if (idleS > 0) idle = await startIdle();
-    rows.push(...(await loadPhases()));
-    if (idle) rows.push(await measureIdle(idle));
+    let idleSetup: Row[] = [];
+    if (idleS > 0) idleSetup = await part('idle setup', async () => ((idle = await startIdle()), []));
+    rows.push(...(await part('load', loadPhases)));
+    rows.push(...idleSetup);
+    if (idle) rows.push(...(await part('idle', async () => [await measureIdle(idle!)])));
   } finally {
     if (idle) await stopIdle(idle).catch(() => undefined);
     await new TmuxBackend({ server, env }).killServer().catch(() => undefined);
@@ -308,37 +367,47 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
       const phase = async (mode: 'api' | 'cold', seconds: number, nProcs: number): Promise<Phase> => {
         const procs = Array.from({ length: nProcs }, startWorker);
         workers.push(...procs.map((p) => p.child));
-        await Promise.all(procs.map((p) => p.ready));
+        // A publisher process that ends, at its start or midway, leaves its jobs without load and
+        // its samples and CPU unknown; the phase goes on with the others and its rows say so.
+        const ended: string[] = [];
+        const starting = await Promise.all(procs.map((p) => p.ready));
         const startAt = wallNow() + 500;
         const durationMs = seconds * 1000;
         const perProc = Math.ceil(jobs.length / nProcs);
-        const results = procs.map((p, k) =>
-          runOnWorker(p.child, {
+        const results = procs.map((p, k): Promise<WorkerOutcome> => {
+          if (starting[k] !== undefined) return Promise.resolve({ ended: starting[k]! });
+          return runOnWorker(p.child, {
             mode, ws, cli, env, endpoint, startAt, durationMs,
             jobs: jobs.slice(k * perProc, (k + 1) * perProc).map((id, i) => ({ id, offsetMs: ((k * perProc + i) * 1000) / jobs.length })),
-          }),
-        );
+            ...(fault === 'worker-exit' && k === 0 ? { exitAfterMs: durationMs / 2 } : {}),
+          });
+        });
         await sleep(startAt - wallNow());
         window = { start: wallNow(), end: startAt + durationMs };
         const hereBefore = appliedHereInWindow;
-        const cpu0 = { broker: procCpu(brokerPid)!, self: process.cpuUsage(), machine: machineCpu(), hb: sumCpu(heartbeatPids), workers: procs.map((p) => procCpu(p.child.pid!)!) };
+        const cpu0 = { broker: procCpu(brokerPid), self: process.cpuUsage(), machine: machineCpu(), hb: sumCpu(heartbeatPids) };
         await sleep(window.end - wallNow());
-        const cpu1 = { broker: procCpu(brokerPid)!, self: process.cpuUsage(), machine: machineCpu(), hb: sumCpu(heartbeatPids), workers: procs.map((p) => procCpu(p.child.pid!)!) };
+        const cpu1 = { broker: procCpu(brokerPid), self: process.cpuUsage(), machine: machineCpu(), hb: sumCpu(heartbeatPids) };
         details.heartbeatRssMb = sumRssMb(heartbeatPids);
         details.brokerRssMb = sumRssMb([brokerPid]);
         const windowS = (window.end - window.start) / 1000;
-        const worker = await Promise.all(results);
+        const outcomes = await Promise.all(results);
         await settle(jobs, 'acknowledged');
-        for (const p of procs) p.child.kill();
+        for (const p of procs) if (p.child.exitCode === null) p.child.kill();
+        const worker: WorkerResult[] = [];
+        for (const o of outcomes) {
+          if ('result' in o) worker.push(o.result);
+          else ended.push(o.ended);
+        }
         const samples = worker.flatMap((w) => w.samples);
         const audit = checkAudit(controlPlane.audit, paths, jobs, window);
-        const brokerMs = cpu1.broker.self - cpu0.broker.self;
+        const brokerMs = cpuBetween(cpu0.broker, cpu1.broker);
         const selfMs = (cpu1.self.user + cpu1.self.system - cpu0.self.user - cpu0.self.system) / 1000;
-        const workerMs = cpu1.workers.reduce((a, w, i) => a + w.self + w.children - cpu0.workers[i]!.self - cpu0.workers[i]!.children, 0);
+        const workerMs = worker.length === 0 ? Number.NaN : worker.reduce((a, w) => a + (w.cpuMs ?? Number.NaN), 0);
         const heartbeatMs = cpu1.hb - cpu0.hb;
         const machineCores = ((cpu1.machine.busy - cpu0.machine.busy) / (cpu1.machine.total - cpu0.machine.total)) * os.cpus().length;
         return {
-          mode, windowS, samples,
+          mode, windowS, samples, ended, publishers: nProcs,
           failures: worker.flatMap((w) => w.failures),
           warnings: worker.flatMap((w) => w.warnings ?? []),
           undelivered: samples.filter((x) => !x.delivered).length,
@@ -346,7 +415,7 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
           audit,
           brokerMs, selfMs, workerMs, heartbeatMs, machineCores,
           // Everything this benchmark runs, in cores, beside the machine's busy cores: the rest is other load.
-          oursCores: (brokerMs + selfMs + workerMs + heartbeatMs) / (windowS * 1000),
+          oursCores: [brokerMs, selfMs, workerMs, heartbeatMs].filter((x) => !Number.isNaN(x)).reduce((a, b) => a + b, 0) / (windowS * 1000),
           latencies: [],
           unseen: 0,
         };
@@ -379,25 +448,28 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
         const a = r.audit;
         const p50 = percentile(lat, 50);
         const n = a.appliedInWindow;
-        const perEvent = (ms: number): string => `${(ms / n).toFixed(2)} ms/event`;
-        const pct = (ms: number): string => `${(ms / r.windowS / 10).toFixed(1)}% of a core`;
+        const perEvent = (ms: number): string => (Number.isNaN(ms) ? 'no figure' : `${(ms / n).toFixed(2)} ms/event`);
+        const pct = (ms: number): string => (Number.isNaN(ms) ? '' : `${(ms / r.windowS / 10).toFixed(1)}% of a core`);
         const unacked = r.undelivered > 0 ? `${r.undelivered} publishes got no PUBACK within their budget and exited with "safe in the job's outbox" (applied from there)${a.missing > 0 ? `, ${a.missing} of them not yet when the phase ended` : ''}; ` : '';
         const daemon = options.warden === false ? 'aedes only, MAM_NO_WARDEN' : 'aedes + job warden';
         const appliers = options.warden === false ? 'the only subscriber' : 'the jobs\' owner; others only follow';
         const failed = r.failures.length + r.unseen > 0 ? `${r.failures.length} publishes failed, ${r.unseen} never seen applied; ` : '';
+        const whose = r.mode === 'api' ? 'publisher processes' : 'spawner processes';
+        const ended = r.ended.length > 0 ? `${r.ended.length} of ${r.publishers} ${whose} ${r.ended.join(', ')}: their publishes are not in the figures and their jobs got no progress after; ` : '';
+        const brokerGone = Number.isNaN(r.brokerMs) ? 'the broker daemon ended during the phase; ' : '';
         out.push(
           {
-            name: `scale ${label}: publish → applied, ${nJobs} jobs × progress 1/s + heartbeats every ${heartbeatS} s, ${r.windowS.toFixed(0)} s: ${(n / r.windowS).toFixed(1)} events/s applied (${(r.samples.length / r.windowS).toFixed(1)}/s progress published, ${a.heartbeatsInWindow} heartbeats; ${r.appliedHere} of ${n} applied by this engine, ${appliers}); ${failed}${unacked}${finalNote}`,
+            name: `scale ${label}: publish → applied, ${nJobs} jobs × progress 1/s + heartbeats every ${heartbeatS} s, ${r.windowS.toFixed(0)} s: ${(n / r.windowS).toFixed(1)} events/s applied (${(r.samples.length / r.windowS).toFixed(1)}/s progress published, ${a.heartbeatsInWindow} heartbeats; ${r.appliedHere} of ${n} applied by this engine, ${appliers}); ${ended}${brokerGone}${failed}${unacked}${finalNote}`,
             p50,
             p99: percentile(lat, 99),
             reference: 'durable floor',
-            ratio: `${(p50 / floorP50).toFixed(1)}×`,
+            ratio: Number.isNaN(p50) ? '' : `${(p50 / floorP50).toFixed(1)}×`,
             goal: '≤ 2×',
           },
           { name: r.mode === 'api' ? `scale ${label}: one publishJobEvent call (outbox lock, append + fsync, publish, PUBACK on the publisher's connection), under this load` : `scale ${label}: one cold \`mam event progress\` process, spawn → exit, under this load`, p50: percentile(r.samples.map((x) => x.t1 - x.t0), 50), p99: percentile(r.samples.map((x) => x.t1 - x.t0), 99) },
           { name: `scale ${label}: CPU, broker daemon (${daemon}), ${perEvent(r.brokerMs)} (CPU ms per s)`, p50: r.brokerMs / r.windowS, ratio: pct(r.brokerMs) },
           { name: `scale ${label}: CPU, measuring subscriber (this process's engine), ${perEvent(r.selfMs)} (CPU ms per s)`, p50: r.selfMs / r.windowS, ratio: pct(r.selfMs) },
-          { name: `scale ${label}: CPU, ${r.mode === 'api' ? `the ${nPublishers} publisher processes` : 'the cold `mam event` processes and their spawner'}, ${perEvent(r.workerMs)} (CPU ms per s)`, p50: r.workerMs / r.windowS, ratio: pct(r.workerMs) },
+          { name: `scale ${label}: CPU, ${r.mode === 'api' ? `the ${nPublishers} publisher processes` : 'the cold `mam event` processes and their spawner'}${r.ended.length === r.publishers ? ' (every one ended early: no figure)' : r.ended.length > 0 ? ` (${r.ended.length} of ${r.publishers} ended early: the others only)` : ''}, ${perEvent(r.workerMs)} (CPU ms per s)`, p50: r.workerMs / r.windowS, ratio: pct(r.workerMs) },
           {
             name: `scale ${label}: heartbeats, the host's one service for ${nJobs} jobs (${(details.heartbeatRssOneJobMb as number).toFixed(0)} MB resident with one job, ${(details.heartbeatRssMb as number).toFixed(0)} MB with ${nJobs}: ${((details.heartbeatRssMb as number) / nJobs).toFixed(2)} MB per job in all; ${pct(r.heartbeatMs)}): resident MB added per running job`,
             p50: ((details.heartbeatRssMb as number) - (details.heartbeatRssOneJobMb as number)) / (nJobs - 1),
@@ -469,30 +541,34 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
     const monitor = idle.monitor!;
     const age = (performance.now() - idle.startedAt!) / 1000;
     if (age < 60) await sleep((60 - age) * 1000);
-    if (monitor.exitCode !== null) throw new Error(`mam monitor exited ${monitor.exitCode}: ${idle.monitorErr}`);
     const tmuxPid = Number(spawnSync('tmux', ['-L', server, 'display-message', '-p', '#{pid}'], { env, encoding: 'utf8' }).stdout.trim());
-    const b0 = procCpu(idle.brokerPid)!;
-    const m0 = procCpu(monitor.pid!)!;
+    // Either process may have ended (before the window or in it): the row then says so, without its figure.
+    const b0 = procCpu(idle.brokerPid);
+    const m0 = monitor.exitCode === null ? procCpu(monitor.pid!) : undefined;
     const x0 = procCpu(tmuxPid);
     const machine0 = machineCpu();
     const t0 = performance.now();
     await sleep(idleS * 1000);
-    const b1 = procCpu(idle.brokerPid)!;
-    const m1 = procCpu(monitor.pid!)!;
+    const b1 = procCpu(idle.brokerPid);
+    const m1 = monitor.exitCode === null ? procCpu(monitor.pid!) : undefined;
     const x1 = procCpu(tmuxPid);
     const machine1 = machineCpu();
     const seconds = (performance.now() - t0) / 1000;
-    const brokerMs = b1.self - b0.self;
-    const monitorMs = m1.self - m0.self;
+    const brokerMs = cpuBetween(b0, b1);
+    const monitorMs = cpuBetween(m0, m1);
     // Not in the goal, for the record: the tmux clients the monitor runs, and the tmux server answering them.
-    const monitorChildrenMs = m1.children - m0.children;
-    const tmuxServerMs = x0 && x1 ? x1.self - x0.self : NaN;
+    const monitorChildrenMs = m0 && m1 ? m1.children - m0.children : Number.NaN;
+    const tmuxServerMs = cpuBetween(x0, x1);
     const perS = (brokerMs + monitorMs) / seconds;
     const machineCores = ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * os.cpus().length;
     const ageS = (t0 - idle.startedAt!) / 1000;
     details.idle = { seconds, ageS, brokerMs, monitorMs, monitorChildrenMs, tmuxServerMs, brokerPct: brokerMs / seconds / 10, monitorPct: monitorMs / seconds / 10, machineCores };
+    const gone = [
+      ...(Number.isNaN(brokerMs) ? ['the broker daemon'] : []),
+      ...(Number.isNaN(monitorMs) ? [`\`mam monitor\` (${monitor.exitCode !== null ? `exit ${monitor.exitCode}` : `signal ${monitor.signalCode}`}${idle.monitorErr.trim() ? `: ${idle.monitorErr.trim().split('\n').at(-1)!.slice(0, 120)}` : ''})`] : []),
+    ];
     return {
-      name: `scale: idle, ${nJobs} live sessions, no jobs, ${seconds.toFixed(0)} s (broker and monitor ${ageS.toFixed(0)} s old): broker daemon (with warden) ${(brokerMs / seconds / 10).toFixed(2)}% + \`mam monitor\` (interval 5 s) ${(monitorMs / seconds / 10).toFixed(2)}% of a core (CPU ms per s; besides: its tmux clients ${(monitorChildrenMs / seconds / 10).toFixed(2)}%, the tmux server ${(tmuxServerMs / seconds / 10).toFixed(2)}%; machine ${machineCores.toFixed(2)} cores busy)`,
+      name: `scale: idle, ${nJobs} live sessions, no jobs, ${seconds.toFixed(0)} s (broker and monitor ${ageS.toFixed(0)} s old): ${gone.length > 0 ? `ENDED EARLY: ${gone.join(' and ')} ended before or during the window, so no figure; ` : ''}broker daemon (with warden) ${(brokerMs / seconds / 10).toFixed(2)}% + \`mam monitor\` (interval 5 s) ${(monitorMs / seconds / 10).toFixed(2)}% of a core (CPU ms per s; besides: its tmux clients ${(monitorChildrenMs / seconds / 10).toFixed(2)}%, the tmux server ${(tmuxServerMs / seconds / 10).toFixed(2)}%; machine ${machineCores.toFixed(2)} cores busy)`,
       p50: perS,
       ratio: `${(perS / 10).toFixed(2)}%`,
       goal: '< 1% of a core',
@@ -531,6 +607,9 @@ interface Phase {
   mode: 'api' | 'cold';
   windowS: number;
   samples: Sample[];
+  /** Publisher processes started, and how each that gave no result ended. */
+  publishers: number;
+  ended: string[];
   failures: string[];
   warnings: string[];
   undelivered: number;

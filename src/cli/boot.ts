@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import { version } from '../../package.json';
 import { ExitCode } from '../core/base/errors';
+import { requireWithCodeCache } from './codeCache';
 import type { CliIo } from './command';
 
 export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly string[]) => Promise<number> = runMam): void {
@@ -41,7 +42,8 @@ export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly st
 
 /** `mam ARGV…` in this process. */
 export function runMam(io: CliIo, argv: readonly string[]): Promise<number> {
-  if (argv[0] === 'event') return (require(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io);
+  // With V8's code cache (codeCache.ts): agents start this once per event, so its start-up is theirs.
+  if (argv[0] === 'event') return (requireWithCodeCache(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io);
   // `mam mcp` is a server that lives as long as its client: its bundle holds all it needs (and the MCP SDK).
   if (argv[0] === 'mcp' && !argv.includes('--help') && !argv.includes('-h')) {
     return (require(path.join(__dirname, 'mcp.js')) as typeof import('../mcp/main')).runMcp(argv.slice(1), io, path.join(__dirname, 'cli.js'));

@@ -3,7 +3,6 @@
  * loads the protocol, the outbox, a one-shot MQTT publisher and the settings parser — no SQLite,
  * no YAML, no MQTT.js — so it costs little more than starting Node.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -151,6 +150,8 @@ async function keepHeartbeatsUp(workspace: string, jobId: string, env: NodeJS.Pr
 }
 
 function spawnService(workspace: string, env: NodeJS.ProcessEnv): number {
+  // Loaded only here: most events start no service.
+  const { spawn } = require('node:child_process') as typeof import('node:child_process');
   const child = spawn(process.execPath, [process.argv[1]!, 'event', '__heartbeats', '--workspace', workspace], { detached: true, stdio: 'ignore', env });
   child.unref();
   return child.pid!;

@@ -94,6 +94,33 @@ describe('session registry', () => {
     assert.deepEqual(snap.sessions.map((s) => [s.name, s.status]), [['keep', 'running']]);
   });
 
+  it('a reader that read before sees another process\'s write, a hand-edited mirror and a torn DB; what it changes in its copy is not read back', async () => {
+    const logger = new MemoryLogger();
+    const reader = controlPlane(ws, logger);
+    const writer = controlPlane(ws);
+    await writer.sessions.mutate((tx) => tx.insert(sessionRow('a', { command: ['x'] })));
+    const first = await reader.sessions.list();
+    assert.equal(first[0]?.status, 'running');
+    first[0]!.status = 'failed';
+    first[0]!.command!.push('y');
+    assert.deepEqual((await reader.sessions.list()).map((s) => [s.status, s.command]), [['running', ['x']]]);
+
+    await writer.sessions.mutate((tx) => tx.update('a', { status: 'stopped' }));
+    assert.equal((await reader.sessions.get('a'))?.status, 'stopped');
+
+    const yaml = fs.readFileSync(reader.paths.registryYaml, 'utf8');
+    fs.writeFileSync(reader.paths.registryYaml, yaml.replace('status: stopped', 'status: failed'));
+    assert.equal((await reader.sessions.get('a'))?.status, 'stopped');
+    assert.equal(fs.readFileSync(reader.paths.registryYaml, 'utf8'), yaml);
+    assert.match(logger.messages('warn').join('\n'), /disagreed .* the DB wins/);
+
+    const torn = fs.readFileSync(reader.paths.registryDb);
+    torn.fill(0x41, 100, 4000);
+    fs.writeFileSync(reader.paths.registryDb, torn);
+    assert.equal((await reader.sessions.get('a'))?.status, 'stopped');
+    assert.match(logger.messages('warn').join('\n'), /agent-sessions\.db was corrupt/);
+  });
+
   it('update of an unknown session is a usage error', async () => {
     const cp = controlPlane(ws);
     await assert.rejects(cp.sessions.mutate((tx) => tx.update('ghost', { status: 'stopped' })), /unknown session 'ghost'/);

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import { errorCode } from './errors';
 
@@ -55,6 +56,28 @@ export async function exec(file: string, args: readonly string[], options: ExecO
     if (isEnoent(err)) throw notStarted(file, options.cwd);
     throw err;
   }
+}
+
+/**
+ * exec() on node's own execFile, for a short program run often (a tmux client: `mam session
+ * status` and every monitor tick ask tmux once per server): the same result and errors, at ~3 ms of
+ * this process's CPU per call instead of execa's ~7 (and without loading execa). What it lacks:
+ * execa's killing of the program when this process exits, which a program that ends in
+ * milliseconds does not need; output past 100 MB rejects.
+ */
+export function execQuick(file: string, args: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+  const env = options.extendEnv === false ? options.env : { ...process.env, ...options.env };
+  return new Promise((resolve, reject) => {
+    const child = execFile(file, [...args], { cwd: options.cwd, env, timeout: options.timeoutMs, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (!err) return resolve({ exitCode: 0, stdout, stderr });
+      if (typeof err.code === 'number') return resolve({ exitCode: err.code, stdout, stderr });
+      if (isEnoent(err)) return reject(notStarted(file, options.cwd));
+      if (err.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new Error(`${file} ${args[0] ?? ''} wrote more than 100 MB`));
+      reject(err.signal ? new Error(`${file} ${args[0] ?? ''} was stopped by ${err.signal}${err.killed && options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : ''}`) : err);
+    });
+    child.stdin?.on('error', () => undefined); // the program may exit before reading all of `input`
+    child.stdin?.end(options.input);
+  });
 }
 
 /** ENOENT from a spawn means the program, or the folder it was to run in, is missing: say which. */

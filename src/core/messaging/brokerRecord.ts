@@ -5,7 +5,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CorruptStoreError, ExitCode, MamError, isErrnoException } from '../base/errors';
 import { int, lit, nullable, obj, parse, str, type Schema } from '../base/schema';
@@ -141,6 +140,8 @@ function commandLine(pid: number): string[] | undefined {
   }
   // No /proc (macOS, BSD): ask ps. Arguments with spaces get split here, which only matters for the
   // workspace path; compare the whole line for it instead.
+  // Loaded here only: `mam event` reads this file on every event, and Linux never gets here.
+  const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   const r = spawnSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8' });
   if (r.status !== 0 || !r.stdout.trim()) return undefined;
   const line = r.stdout.trim();

@@ -1,4 +1,4 @@
-import { exec, ProgramNotFoundError, type ExecResult } from '../base/exec';
+import { execQuick, ProgramNotFoundError, type ExecResult } from '../base/exec';
 import { endProcessGroup } from '../base/process';
 import { isUsersOwnServer, MuxError, PANE_HISTORY_LINES, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 
@@ -152,7 +152,8 @@ export class TmuxBackend implements Multiplexer {
     // The user's own server (named by them: multiplexer.ts) keeps the user's configuration.
     const base = ['-L', this.server, ...(isUsersOwnServer(this.server) ? [] : ['-f', this.options.configFile ?? '/dev/null'])];
     try {
-      return await exec('tmux', [...base, ...args], { env: serverEnvironment(this.options.env ?? process.env), extendEnv: false, input, timeoutMs: 15_000 });
+      // tmux clients end in milliseconds and status asks one per server: the lean runner.
+      return await execQuick('tmux', [...base, ...args], { env: serverEnvironment(this.options.env ?? process.env), extendEnv: false, input, timeoutMs: 15_000 });
     } catch (err) {
       if (err instanceof ProgramNotFoundError) throw new MuxError('tmux is not installed: install tmux 3.2 or newer (apt-get install tmux)');
       throw err;

@@ -60,7 +60,8 @@ export async function sessionStatus(service: SessionService, sessions: readonly 
     const alive = pane?.alive === true;
     if ((session.status === 'running' || session.status === 'starting') && !alive) drift.push('pane_gone');
     if ((session.status === 'stopped' || session.status === 'terminated' || session.status === 'failed') && alive) drift.push('stopped_but_alive');
-    if (alive && pane.cwd && realPath(pane.cwd) !== session.cwd) drift.push('cwd_changed');
+    // tmux reports the cwd the kernel resolved: the same string is the same folder, without a realpath per pane.
+    if (alive && pane.cwd && pane.cwd !== session.cwd && realPath(pane.cwd) !== session.cwd) drift.push('cwd_changed');
     if (alive && pane.pid !== null && session.pid !== null && pane.pid !== session.pid) drift.push('pid_changed');
     const screen = alive && options.attention !== false ? await service.attentionOf(session) : null;
     const attention = screen ? { id: screen.id, name: screen.name, answer: screen.answer } : null;

@@ -69,6 +69,12 @@ type YamlState = { kind: 'missing' } | { kind: 'ok'; snapshot: RegistrySnapshot 
  */
 export class SessionRegistry {
   private warnedNetworkFs = false;
+  /**
+   * The last snapshot read, with the DB's bytes and its mirror's hash: the same bytes again give
+   * the same snapshot, without opening SQLite, checking and validating every row once more (a
+   * status and every monitor tick read the registry; most reads find it unchanged).
+   */
+  private lastRead: { db: Buffer; mirrorSha: string; snapshot: RegistrySnapshot } | undefined;
 
   constructor(
     private readonly paths: ControlPlanePaths,
@@ -77,10 +83,16 @@ export class SessionRegistry {
 
   /** The current registry, repairing a disagreeing mirror or a corrupt DB on the way (under the lock). */
   async load(): Promise<RegistrySnapshot> {
-    const state = await this.readDb();
+    const bytes = readIfExists(this.paths.registryDb);
+    const last = this.lastRead;
+    if (bytes !== undefined && last && bytes.equals(last.db) && last.mirrorSha === sha256(readIfExists(this.paths.registryYaml))) return structuredClone(last.snapshot);
+    const state = await this.readDb(bytes);
     if (state.kind === 'ok') {
       state.db.close();
-      if (state.mirrorSha !== undefined && state.mirrorSha === sha256(readIfExists(this.paths.registryYaml))) return state.snapshot;
+      if (state.mirrorSha !== undefined && state.mirrorSha === sha256(readIfExists(this.paths.registryYaml))) {
+        this.lastRead = { db: bytes!, mirrorSha: state.mirrorSha, snapshot: structuredClone(state.snapshot) };
+        return state.snapshot;
+      }
     } else if (state.kind === 'missing' && !fs.existsSync(this.paths.registryYaml)) {
       return { revision: 0, sessions: [] };
     }
@@ -191,8 +203,7 @@ export class SessionRegistry {
   }
 
   /** Opens the DB file and checks it: integrity, revision, and every row against the schema. */
-  private async readDb(): Promise<DbState> {
-    const bytes = readIfExists(this.paths.registryDb);
+  private async readDb(bytes = readIfExists(this.paths.registryDb)): Promise<DbState> {
     if (bytes === undefined) return { kind: 'missing' };
     const SQL = await loadSqlJs();
     let db: Database | undefined;
