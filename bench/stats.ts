@@ -58,12 +58,16 @@ export interface Row {
   reference?: string;
   ratio?: string;
   goal?: string;
+  /** What p50 and p99 count (default ms). */
+  unit?: 'ms' | 'MB';
 }
 
 export function renderTable(rows: readonly Row[]): string {
   const lines = ['| measurement | p50 | p99 | reference | ratio | goal |', '|---|--:|--:|---|--:|---|'];
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${Number.isNaN(r.p50) ? '—' : `${r.p50.toFixed(1)} ms`} | ${r.p99 === undefined ? '' : Number.isNaN(r.p99) ? '—' : `${r.p99.toFixed(1)} ms`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
+    const unit = r.unit ?? 'ms';
+    const digits = unit === 'MB' ? 2 : 1;
+    lines.push(`| ${r.name} | ${Number.isNaN(r.p50) ? '—' : `${r.p50.toFixed(digits)} ${unit}`} | ${r.p99 === undefined ? '' : Number.isNaN(r.p99) ? '—' : `${r.p99.toFixed(digits)} ${unit}`} | ${r.reference ?? ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} |`);
   }
   return lines.join('\n');
 }
