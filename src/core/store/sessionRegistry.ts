@@ -86,7 +86,8 @@ export class SessionRegistry {
     const bytes = readIfExists(this.paths.registryDb);
     const last = this.lastRead;
     if (bytes !== undefined && last && bytes.equals(last.db) && last.mirrorSha === sha256(readIfExists(this.paths.registryYaml))) return structuredClone(last.snapshot);
-    const state = await this.readDb(bytes);
+    // The bytes read above, not a second read: a DB created in between is seen by the next load.
+    const state: DbState = bytes === undefined ? { kind: 'missing' } : await this.readDb(bytes);
     if (state.kind === 'ok') {
       state.db.close();
       if (state.mirrorSha !== undefined && state.mirrorSha === sha256(readIfExists(this.paths.registryYaml))) {
