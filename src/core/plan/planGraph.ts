@@ -54,7 +54,8 @@ export function dependantsOf(plan: TaskGraph, id: string): string[] {
  * The longest chain of needs, first task first: what bounds the plan's wall time however many tasks
  * run at once. Measured in `durations` (any unit, e.g. milliseconds a task took or is estimated to
  * take); a task without one counts as the mean of the known ones, and with no durations at all each
- * task counts 1 (the chain with the most tasks). Ties go to the task earlier in the file.
+ * task counts 1 (the chain with the most tasks). Ties go to the chain with more tasks (a task that
+ * took no time, blocked behind a failed one, stays on its path), then to the task earlier in the file.
  */
 export function criticalPath(plan: TaskGraph, durations?: ReadonlyMap<string, number>): string[] {
   const known = [...(durations?.values() ?? [])].filter((d) => Number.isFinite(d) && d >= 0);
@@ -77,7 +78,7 @@ export function criticalPath(plan: TaskGraph, durations?: ReadonlyMap<string, nu
   let longest: { length: number; chain: string[] } = { length: -1, chain: [] };
   for (const t of plan.tasks) {
     const b = best.get(t.id)!;
-    if (b.length > longest.length) longest = b;
+    if (b.length > longest.length || (b.length === longest.length && b.chain.length > longest.chain.length)) longest = b;
   }
   return longest.chain;
 }
