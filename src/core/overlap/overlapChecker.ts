@@ -1,10 +1,12 @@
 import * as os from 'node:os';
 import { isoOn, systemClock, type Clock } from '../base/clock';
 import type { Disposable } from '../base/disposable';
+import type { Event } from '../base/emitter';
 import { printable } from '../base/ids';
 import type { SessionRow } from '../store/sessionSchema';
 import { ChangeReader } from './checkoutChanges';
-import { CheckoutLocator, repositoryHeads, type CheckoutLocation } from './checkouts';
+import { CheckoutWatches } from './checkoutWatches';
+import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
 import { outcomeCarries } from './mergeCarry';
 import { MergePredictor } from './mergePrediction';
 import type { PathStatuses } from './nameStatus';
@@ -15,15 +17,28 @@ export interface OverlapCheckerOptions {
   concurrency?: number;
   /** What a report's `computed_at` is stamped with (the watcher's clock; default the system's). */
   clock?: Clock;
+  /**
+   * Watch the checkouts compared (a watch per folder, checkoutWatches.ts), so that a look asks git
+   * only about the checkouts where something moved since the last one: for a checker kept for many
+   * looks. Without it (a one-shot `mam conflicts`), each look reads every checkout.
+   */
+  watch?: boolean | { maxFolders?: number; fullEveryMs?: number };
+}
+
+/** What the last look read: the checkouts git was asked about, and the repositories whose HEADs it listed. */
+export interface LookWork {
+  read: string[];
+  listed: string[];
 }
 
 /**
  * Computes the overlap report for the live sessions of a registry. Checkouts of one repository
  * (same common git folder) are compared pairwise; a repository with one checkout in use has no
  * pair and costs nothing. Each look costs per checkout one `git add --all` into a temporary index
- * the checker keeps (snapshotIndexes.ts), per repository one `git worktree list`, and, only for
- * what changed since the last look, a `write-tree`, a diff, a snapshot commit, line ranges and one
- * batched `git merge-tree`. When one checkout's tree moved, what moved is diffed against its last
+ * the checker keeps (snapshotIndexes.ts) — with `watch`, only per checkout whose watch saw
+ * something move — per repository one `git worktree list` (with `watch`, only when a HEAD may have
+ * moved), and, only for what changed since the last look, a `write-tree`, a diff, a snapshot
+ * commit, line ranges and one batched `git merge-tree`. When one checkout's tree moved, what moved is diffed against its last
  * tree: line ranges of files that did not move are kept, and a pair's merge is not asked again when
  * git's answer cannot have changed (mergeCarry.ts). Keep one checker for repeated looks, and
  * dispose of it: that deletes its temporary indexes. Looks asked for at once run one after the other.
@@ -34,10 +49,18 @@ export class OverlapChecker implements Disposable {
   private readonly merges = new MergePredictor();
   private readonly concurrency: number;
   private readonly clock: Clock;
+  private readonly watches: CheckoutWatches | undefined;
+  /** Something a watched checker watches moved: a look now would read it (never fires without `watch`). */
+  readonly onDidMove: Event<void>;
+  /** What the last look read (tests and the benchmark show that a look read only what moved). */
+  lastWork: LookWork = { read: [], listed: [] };
 
   constructor(options: OverlapCheckerOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
     this.clock = options.clock ?? systemClock;
+    const watch = options.watch === true ? {} : options.watch || undefined;
+    this.watches = watch && new CheckoutWatches({ clock: this.clock, ...watch });
+    this.onDidMove = this.watches?.onDidMove ?? (() => ({ dispose() {} }));
   }
 
   private queue: Promise<unknown> = Promise.resolve();
@@ -49,13 +72,16 @@ export class OverlapChecker implements Disposable {
   }
 
   dispose(): void {
+    this.watches?.dispose();
     this.changes.dispose();
   }
 
   private async look(rows: readonly SessionRow[]): Promise<OverlapReport> {
     this.snapshotCommits.clear();
     this.moved.clear();
+    this.lastWork = { read: [], listed: [] };
     const located = await this.locator.locate(rows);
+    this.watches?.beginLook();
     const skipped: SkippedSession[] = [...located.skipped];
     const checkouts: CheckoutChanges[] = [];
     const pairs: OverlapPair[] = [];
@@ -67,6 +93,10 @@ export class OverlapChecker implements Disposable {
     }
     this.changes.retain(checkouts);
     this.merges.retain(new Set(this.snapshotCommits.values()));
+    this.watches?.retain(new Set(checkouts.map((c) => c.checkout)));
+    for (const commonDir of this.heads.keys()) if (!located.repositories.has(commonDir)) this.heads.delete(commonDir);
+    this.lastWork.read.sort(cmp);
+    this.lastWork.listed.sort(cmp);
     this.last = new Map(checkouts.map((c) => [c.checkout, { head: c.head, base: c.base, tree: c.tree, commit: this.snapshotCommits.get(c.checkout) }]));
     checkouts.sort((x, y) => cmp(x.checkout, y.checkout));
     pairs.sort((x, y) => cmp(x.a.checkout, y.a.checkout) || cmp(x.b.checkout, y.b.checkout));
@@ -80,16 +110,50 @@ export class OverlapChecker implements Disposable {
   private last = new Map<string, { head: string; base: string; tree: string; commit: string | undefined }>();
   /** This look's checkouts whose tree moved on the same HEAD and base since the last look: the paths that moved. */
   private readonly moved = new Map<string, PathStatuses>();
+  /** Each repository's HEADs as last listed (kept while watched: listed again when a watch says they may have moved). */
+  private readonly heads = new Map<string, RepositoryHeads>();
+
+  /** The repository's HEADs: listed again unless its watch says nothing moved and every checkout is in the last listing. */
+  private async headsOf(commonDir: string, anyCheckout: string, tops: readonly string[]): Promise<RepositoryHeads> {
+    const known = this.heads.get(commonDir);
+    // Asked first, whatever is known: the answer is forgotten, so a move while git lists is the next look's.
+    const moved = this.watches?.headsMoved(commonDir) ?? true;
+    if (!moved && known && tops.every((t) => known.checkouts.has(t))) return known;
+    this.lastWork.listed.push(commonDir);
+    try {
+      const heads = await repositoryHeads(anyCheckout, commonDir);
+      this.heads.set(commonDir, heads);
+      return heads;
+    } catch (err) {
+      this.heads.delete(commonDir);
+      throw err;
+    }
+  }
+
+  /** The checkout's snapshot tree: the last look's when its watch says nothing in it moved since. */
+  private async snapshotOf(location: CheckoutLocation): Promise<{ tree: string; moved?: { from: string; paths: PathStatuses } }> {
+    const before = this.last.get(location.toplevel);
+    // Asked right before git reads: a change made while it reads marks the checkout for the next look.
+    const moved = (await this.watches?.checkoutMoved(location)) ?? true;
+    if (!moved && before) return { tree: before.tree };
+    this.lastWork.read.push(location.toplevel);
+    try {
+      return await this.changes.snapshot(location);
+    } catch (err) {
+      this.watches?.markCheckout(location.toplevel);
+      throw err;
+    }
+  }
 
   private async readRepository(commonDir: string, found: ReadonlyArray<{ location: CheckoutLocation; sessions: string[] }>, skipped: SkippedSession[]): Promise<CheckoutChanges[]> {
     const skip = (sessions: readonly string[], why: string): void => {
       for (const session of sessions) skipped.push({ session, why });
     };
-    const listed = repositoryHeads(found[0]!.location.toplevel, commonDir).then((heads) => ({ heads }), (err: unknown) => ({ err }));
+    const listed = this.headsOf(commonDir, found[0]!.location.toplevel, found.map((f) => f.location.toplevel)).then((heads) => ({ heads }), (err: unknown) => ({ err }));
     const out: CheckoutChanges[] = [];
     await forEachLimited(found, this.concurrency, async ({ location, sessions }) => {
       // A snapshot needs no HEAD from the list: the first ones run while git lists the worktrees.
-      const [listing, snapshot] = await Promise.all([listed, this.changes.snapshot(location).then((look) => ({ look }), (err: unknown) => ({ err }))]);
+      const [listing, snapshot] = await Promise.all([listed, this.snapshotOf(location).then((look) => ({ look }), (err: unknown) => ({ err }))]);
       if ('err' in listing) return skip(sessions, reason(listing.err));
       const { heads } = listing;
       const known = heads.checkouts.get(location.toplevel);
