@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { worktreeTree } from '../../src/core/loop/snapshot';
 import type { CheckoutLocation } from '../../src/core/overlap/checkouts';
+import { statusesOf } from '../../src/core/overlap/rawDiff';
 import { SnapshotIndexes, type SnapshotLook } from '../../src/core/overlap/snapshotIndexes';
 import { tempDir } from '../support/helpers';
 import { numberedLines, OverlapRepo } from '../support/overlapRepo';
@@ -68,7 +69,7 @@ describe('overlap snapshot indexes (kept between looks)', () => {
     repo.write(wt, 'src/new.ts', 'new\n');
     repo.write(wt, 'build/out.js', 'ignored\n');
     const edited = await look('edited, deleted, added');
-    assert.deepEqual(moved && { from: moved.from, paths: Object.fromEntries(moved.paths) }, { from: first, paths: { 'docs/c.md': 'D', 'src/a.ts': 'M', 'src/new.ts': 'A' } });
+    assert.deepEqual(moved && { from: moved.from, paths: Object.fromEntries(statusesOf(moved.diff)) }, { from: first, paths: { 'docs/c.md': 'D', 'src/a.ts': 'M', 'src/new.ts': 'A' } });
     assert.match(blob(edited, 'src/a.ts'), /^edited$/m);
     assert.deepEqual(paths(edited), ['.gitignore', 'src/a.ts', 'src/b.ts', 'src/new.ts']);
 

@@ -85,6 +85,19 @@ describe('overlap check with watched worktrees (real git, real file watches)', f
     assert.deepEqual(filesOf(await look('the file deleted again', { read: [c] }), c), ['src/util.ts']);
   });
 
+  it('follows a revert, an executable bit, a file made a symlink, a deletion and a new file (the diff against the base composed, not asked)', async () => {
+    await after('bob reverting his edit and more', () => {
+      repo.editLine(b, APP, 5, 'line 5'); // as at the base again (written by hand: git would touch the index)
+      fs.chmodSync(path.join(b, 'src/util.ts'), 0o755);
+      fs.rmSync(path.join(b, 'docs/guide.md'));
+      fs.symlinkSync('../src/util.ts', path.join(b, 'docs/guide.md'));
+      repo.write(b, 'src/extra.ts', 'extra\n');
+    });
+    assert.deepEqual(filesOf(await look('bob\'s new state', { read: [b] }), b), ['docs/guide.md', 'src/extra.ts', 'src/util.ts']);
+    await after('bob deleting a file', () => fs.rmSync(path.join(b, 'src/extra.ts')));
+    assert.deepEqual(filesOf(await look('the new file gone', { read: [b] }), b), ['docs/guide.md', 'src/util.ts']);
+  });
+
   it('sees a commit, a checkout of another branch, a rebase and main moving on', async () => {
     await after('a commit in alice', () => repo.git(a, 'commit', '-q', '-am', 'alice'));
     await look('alice committed', { read: [a], listed: true });

@@ -27,7 +27,7 @@ export const conflictsCommand = defineCommand({
     '           skipped: [{session, why}]}',
   ].join('\n'),
   async run(ctx) {
-    const checker = new OverlapChecker();
+    const checker = new OverlapChecker({ oneShot: true });
     const report = await checker.check(await ctx.controlPlane().sessions.list()).finally(() => checker.dispose());
     if (ctx.args.options.json) {
       ctx.json(report);

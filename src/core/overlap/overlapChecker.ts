@@ -8,8 +8,10 @@ import { ChangeReader } from './checkoutChanges';
 import { CheckoutWatches } from './checkoutWatches';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
 import { outcomeCarries } from './mergeCarry';
-import { MergePredictor } from './mergePrediction';
+import { MergePredictor, type MergeOutcome } from './mergePrediction';
 import type { PathStatuses } from './nameStatus';
+import { statusesOf } from './rawDiff';
+import type { SnapshotLook } from './snapshotIndexes';
 import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedSession } from './overlapReport';
 
 export interface OverlapCheckerOptions {
@@ -23,6 +25,11 @@ export interface OverlapCheckerOptions {
    * looks. Without it (a one-shot `mam conflicts`), each look reads every checkout.
    */
   watch?: boolean | { maxFolders?: number; fullEveryMs?: number };
+  /**
+   * One look only (`mam conflicts`, the MCP tool): nothing is kept for a next look, so what keeping
+   * needs is not read (snapshotIndexes.ts). A second look is exact, at a first look's cost.
+   */
+  oneShot?: boolean;
 }
 
 /** What the last look read: the checkouts git was asked about, and the repositories whose HEADs it listed. */
@@ -45,7 +52,7 @@ export interface LookWork {
  */
 export class OverlapChecker implements Disposable {
   private readonly locator = new CheckoutLocator();
-  private readonly changes = new ChangeReader();
+  private readonly changes: ChangeReader;
   private readonly merges = new MergePredictor();
   private readonly concurrency: number;
   private readonly clock: Clock;
@@ -58,6 +65,7 @@ export class OverlapChecker implements Disposable {
   constructor(options: OverlapCheckerOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
     this.clock = options.clock ?? systemClock;
+    this.changes = new ChangeReader({ keep: !options.oneShot });
     const watch = options.watch === true ? {} : options.watch || undefined;
     this.watches = watch && new CheckoutWatches({ clock: this.clock, ...watch });
     this.onDidMove = this.watches?.onDidMove ?? (() => ({ dispose() {} }));
@@ -85,14 +93,25 @@ export class OverlapChecker implements Disposable {
     const skipped: SkippedSession[] = [...located.skipped];
     const checkouts: CheckoutChanges[] = [];
     const pairs: OverlapPair[] = [];
+    const compared = new Map<string, { signature: string; pairs: OverlapPair[] }>();
     for (const [commonDir, byTop] of located.repositories) {
       if (byTop.size < 2) continue;
       const found = await this.readRepository(commonDir, [...byTop.values()], skipped);
       checkouts.push(...found);
-      pairs.push(...(await this.comparePairs(found)));
+      // The same checkouts in the same state as at the last look (nothing moved): the same pairs.
+      const signature = found.map((c) => [c.checkout, c.sessions.join(','), c.head, c.base, c.tree].join('\0')).sort().join('\n');
+      const last = this.compared.get(commonDir);
+      const same = last?.signature === signature && !last.pairs.some((p) => p.merge_error !== undefined);
+      compared.set(commonDir, same ? last : { signature, pairs: await this.comparePairs(found) });
+      pairs.push(...compared.get(commonDir)!.pairs);
     }
-    this.changes.retain(checkouts);
-    this.merges.retain(new Set(this.snapshotCommits.values()));
+    const unchanged = compared.size === this.compared.size && [...compared].every(([dir, c]) => this.compared.get(dir) === c);
+    this.compared = compared;
+    // What no checkout uses any more is forgotten (nothing to forget when nothing changed).
+    if (!unchanged) {
+      this.changes.retain(checkouts);
+      this.merges.retain(new Set(this.snapshotCommits.values()));
+    }
     this.watches?.retain(new Set(checkouts.map((c) => c.checkout)));
     for (const commonDir of this.heads.keys()) if (!located.repositories.has(commonDir)) this.heads.delete(commonDir);
     this.lastWork.read.sort(cmp);
@@ -110,6 +129,8 @@ export class OverlapChecker implements Disposable {
   private last = new Map<string, { head: string; base: string; tree: string; commit: string | undefined }>();
   /** This look's checkouts whose tree moved on the same HEAD and base since the last look: the paths that moved. */
   private readonly moved = new Map<string, PathStatuses>();
+  /** Each repository's pairs at the last look, and the state of its checkouts they were computed from. */
+  private compared = new Map<string, { signature: string; pairs: OverlapPair[] }>();
   /** Each repository's HEADs as last listed (kept while watched: listed again when a watch says they may have moved). */
   private readonly heads = new Map<string, RepositoryHeads>();
 
@@ -131,7 +152,7 @@ export class OverlapChecker implements Disposable {
   }
 
   /** The checkout's snapshot tree: the last look's when its watch says nothing in it moved since. */
-  private async snapshotOf(location: CheckoutLocation): Promise<{ tree: string; moved?: { from: string; paths: PathStatuses } }> {
+  private async snapshotOf(location: CheckoutLocation): Promise<SnapshotLook> {
     const before = this.last.get(location.toplevel);
     // Asked right before git reads: a change made while it reads marks the checkout for the next look.
     const moved = (await this.watches?.checkoutMoved(location)) ?? true;
@@ -150,31 +171,52 @@ export class OverlapChecker implements Disposable {
       for (const session of sessions) skipped.push({ session, why });
     };
     const listed = this.headsOf(commonDir, found[0]!.location.toplevel, found.map((f) => f.location.toplevel)).then((heads) => ({ heads }), (err: unknown) => ({ err }));
-    const out: CheckoutChanges[] = [];
-    await forEachLimited(found, this.concurrency, async ({ location, sessions }) => {
-      // A snapshot needs no HEAD from the list: the first ones run while git lists the worktrees.
-      const [listing, snapshot] = await Promise.all([listed, this.snapshotOf(location).then((look) => ({ look }), (err: unknown) => ({ err }))]);
-      if ('err' in listing) return skip(sessions, reason(listing.err));
-      const { heads } = listing;
-      const known = heads.checkouts.get(location.toplevel);
-      if (!known?.head) return skip(sessions, known ? 'its checkout has no commits yet' : 'git does not list its checkout as a worktree of the repository');
-      try {
-        if ('err' in snapshot) throw snapshot.err;
-        const { tree, moved } = snapshot.look;
-        const base = await this.changes.base(location.toplevel, known.head, heads.mainline);
-        const files = await this.changes.files(location.toplevel, base, tree);
-        // Its snapshot commit now, while other checkouts are still read: a pair needs it.
-        if (files.length > 0) this.snapshotCommits.set(location.toplevel, await this.merges.commit(location.toplevel, tree, known.head));
-        const before = this.last.get(location.toplevel);
-        if (moved && before && moved.from === before.tree && before.head === known.head && before.base === base) {
-          this.moved.set(location.toplevel, moved.paths);
-          this.changes.carryRanges(base, before.tree, tree, moved.paths);
-        }
-        out.push({ sessions, checkout: location.toplevel, branch: known.branch, head: known.head, base, tree, files });
-      } catch (err) {
-        skip(sessions, reason(err));
-      }
+    // Every snapshot first, as many at once as there are cores, while git lists the worktrees.
+    const snapshots = new Map<string, { look: SnapshotLook } | { err: unknown }>();
+    await forEachLimited(found, this.concurrency, async ({ location }) => {
+      snapshots.set(location.toplevel, await this.snapshotOf(location).then((look) => ({ look }), (err: unknown) => ({ err })));
     });
+    const listing = await listed;
+    if ('err' in listing) {
+      for (const { sessions } of found) skip(sessions, reason(listing.err));
+      return [];
+    }
+    const { heads } = listing;
+    const ready: Array<{ location: CheckoutLocation; sessions: string[]; head: string; branch: string | null; look: SnapshotLook }> = [];
+    for (const { location, sessions } of found) {
+      const known = heads.checkouts.get(location.toplevel);
+      const snapshot = snapshots.get(location.toplevel)!;
+      if (!known?.head) skip(sessions, known ? 'its checkout has no commits yet' : 'git does not list its checkout as a worktree of the repository');
+      else if ('err' in snapshot) skip(sessions, reason(snapshot.err));
+      else ready.push({ location, sessions, head: known.head, branch: known.branch, look: snapshot.look });
+    }
+    if (ready.length === 0) return [];
+    // Then one git for all the merge-bases and one for all the diffs against them (none for a diff
+    // that follows from the last look's and what moved since).
+    const cwd = ready[0]!.location.toplevel;
+    const bases = await this.changes.basesOf(cwd, ready.map((r) => r.head), heads.mainline);
+    for (const [i, { location, head, look }] of ready.entries()) {
+      const before = this.last.get(location.toplevel);
+      if (look.moved && before && look.moved.from === before.tree && before.head === head && before.base === bases[i]) {
+        const paths = statusesOf(look.moved.diff);
+        this.moved.set(location.toplevel, paths);
+        this.changes.compose(bases[i]!, before.tree, look.tree, look.moved.diff);
+        this.changes.carryRanges(bases[i]!, before.tree, look.tree, paths);
+      }
+    }
+    const diffs = await this.changes.diffsOf(cwd, ready.map((r, i) => [bases[i]!, r.look.tree] as const));
+    const out: CheckoutChanges[] = [];
+    for (const [i, { location, sessions, head, branch, look }] of ready.entries()) {
+      const diff = diffs[i]!;
+      if (diff instanceof Error) {
+        skip(sessions, reason(diff));
+        continue;
+      }
+      const files = [...diff.keys()];
+      // Its snapshot commit's ID (written only if a merge needs it).
+      if (files.length > 0) this.snapshotCommits.set(location.toplevel, this.merges.commit(look.tree, head));
+      out.push({ sessions, checkout: location.toplevel, branch, head, base: bases[i]!, tree: look.tree, files });
+    }
     return out;
   }
 
@@ -185,7 +227,7 @@ export class OverlapChecker implements Disposable {
     const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
-    await forEachLimited([...candidates.keys()], this.concurrency, (i) => this.carryOutcome(candidates[i]!, commits[i]!));
+    await this.carryOutcomes(candidates, commits);
     const outcomes = await this.merges.predict(sorted[0]!.checkout, commits);
 
     const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
@@ -198,7 +240,7 @@ export class OverlapChecker implements Disposable {
       pairs.push({ a, b, paths: [...new Set([...shared, ...conflicts])].sort(cmp), conflicts, ...('error' in outcome ? { error: outcome.error } : {}) });
     }
 
-    // Line ranges only for files some pair holds, one diff per checkout.
+    // Line ranges only for files some pair holds: one diff for every checkout.
     const wanted = new Map<CheckoutChanges, Set<string>>();
     for (const p of pairs) {
       for (const side of [p.a, p.b]) {
@@ -209,9 +251,9 @@ export class OverlapChecker implements Disposable {
       }
     }
     const ranges = new Map<CheckoutChanges, Map<string, OverlapFile['a_lines']>>();
-    await forEachLimited([...wanted], this.concurrency, async ([c, files]) => {
-      ranges.set(c, files.size === 0 ? new Map() : await this.changes.lineRanges(c.checkout, c.base, c.tree, [...files]));
-    });
+    const sides = [...wanted];
+    const found = await this.changes.lineRanges(sorted[0]!.checkout, sides.map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] })));
+    for (const [i, [c]] of sides.entries()) ranges.set(c, found[i]!);
     return pairs.map(({ a, b, paths, conflicts, error }) => ({
       a: { sessions: a.sessions, checkout: a.checkout },
       b: { sessions: b.sessions, checkout: b.checkout },
@@ -222,24 +264,32 @@ export class OverlapChecker implements Disposable {
   }
 
   /**
-   * When only one side of a pair moved since the last look, its merge's outcome is carried over
-   * instead of merged again where mergeCarry.ts shows git's answer is the same.
+   * Where only one side of a pair moved since the last look, its merge's outcome is carried over
+   * instead of merged again where mergeCarry.ts shows git's answer is the same. The merge-bases of
+   * the HEADs this needs are asked all at once.
    */
-  private async carryOutcome([a, b]: readonly [CheckoutChanges, CheckoutChanges], commits: readonly [string, string]): Promise<void> {
-    if (this.merges.known(commits) || a.base !== b.base) return;
-    const [was, wasB] = [this.last.get(a.checkout)?.commit, this.last.get(b.checkout)?.commit];
-    if (was === undefined || wasB === undefined) return;
-    let moved: CheckoutChanges, still: CheckoutChanges, previous: readonly [string, string];
-    if (was !== commits[0] && wasB === commits[1]) [moved, still, previous] = [a, b, [was, commits[1]]];
-    else if (was === commits[0] && wasB !== commits[1]) [moved, still, previous] = [b, a, [commits[0], wasB]];
-    else return;
-    const paths = this.moved.get(moved.checkout);
-    const outcome = this.merges.known(previous);
-    if (!paths || !outcome) return;
-    const bases = await this.changes.mergeBases(a.checkout, a.head, b.head);
-    if (bases.length !== 1 || bases[0] !== a.base) return;
-    const [own, other] = await Promise.all([this.changes.statuses(moved.checkout, moved.base, moved.tree), this.changes.statuses(still.checkout, still.base, still.tree)]);
-    if (outcomeCarries(outcome, paths, own, other)) this.merges.carry(commits, outcome);
+  private async carryOutcomes(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    const carriable: Array<{ pair: readonly [string, string]; moved: CheckoutChanges; still: CheckoutChanges; paths: PathStatuses; outcome: MergeOutcome; heads: readonly [string, string] }> = [];
+    for (const [i, [a, b]] of candidates.entries()) {
+      const now = commits[i]!;
+      if (this.merges.known(now) || a.base !== b.base) continue;
+      const [was, wasB] = [this.last.get(a.checkout)?.commit, this.last.get(b.checkout)?.commit];
+      if (was === undefined || wasB === undefined) continue;
+      let moved: CheckoutChanges, still: CheckoutChanges, previous: readonly [string, string];
+      if (was !== now[0] && wasB === now[1]) [moved, still, previous] = [a, b, [was, now[1]]];
+      else if (was === now[0] && wasB !== now[1]) [moved, still, previous] = [b, a, [now[0], wasB]];
+      else continue;
+      const paths = this.moved.get(moved.checkout);
+      const outcome = this.merges.known(previous);
+      if (paths && outcome) carriable.push({ pair: now, moved, still, paths, outcome, heads: [a.head, b.head] });
+    }
+    if (carriable.length === 0) return;
+    const bases = await this.changes.mergeBasesOf(carriable[0]!.moved.checkout, carriable.map((c) => c.heads));
+    for (const [i, { pair, moved, still, paths, outcome }] of carriable.entries()) {
+      if (bases[i]!.length !== 1 || bases[i]![0] !== moved.base) continue;
+      const [own, other] = await Promise.all([this.changes.statuses(moved.checkout, moved.base, moved.tree), this.changes.statuses(still.checkout, still.base, still.tree)]);
+      if (outcomeCarries(outcome, paths, own, other)) this.merges.carry(pair, outcome);
+    }
   }
 }
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Disposable } from '../base/disposable';
 import { git, MAM_OWN_FILES, stageWorktree } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
-import { parseNameStatus, type PathStatuses } from './nameStatus';
+import { parseRaw, type RawDiff } from './rawDiff';
 
 /** What a file's stat says about whether it was rewritten: `''` when it does not exist. */
 function stamp(file: string): string {
@@ -27,7 +27,7 @@ interface Kept {
 /** A checkout's snapshot tree, and when it was brought forward from the last look's, what moved since. */
 export interface SnapshotLook {
   tree: string;
-  moved?: { from: string; paths: PathStatuses };
+  moved?: { from: string; diff: RawDiff };
 }
 
 /** Files whose change changes how git reads other files (which are ignored, how content is cleaned). */
@@ -62,6 +62,9 @@ export class SnapshotIndexes implements Disposable {
   private disposed = false;
   private readonly kept = new Map<string, Kept>();
 
+  /** `keep: false` (one look only): no index is kept for a next look, so what keeping needs is not read. */
+  constructor(private readonly options: { keep?: boolean } = {}) {}
+
   async look(location: CheckoutLocation): Promise<SnapshotLook> {
     const seedIndex = path.join(location.gitDir, 'index');
     const info = path.join(location.commonDir, 'info');
@@ -73,10 +76,10 @@ export class SnapshotIndexes implements Disposable {
     }
     const index = kept?.index ?? path.join(this.folder(), `${createHash('sha256').update(location.toplevel).digest('hex').slice(0, 16)}.index`);
     this.kept.delete(location.toplevel);
-    const ignoredTracked = await listIgnoredTracked(location.toplevel, seedIndex);
+    const ignoredTracked = this.options.keep === false ? undefined : await listIgnoredTracked(location.toplevel, seedIndex);
     await stageWorktree(location.toplevel, index, { seedIndex, fresh: true });
     const tree = (await git(location.toplevel, ['write-tree'], { GIT_INDEX_FILE: index })).trim();
-    // Without the seed's list (no index yet, or one git cannot read), the next look seeds again.
+    // Without the seed's list (one look only, no index yet, or one git cannot read), the next look seeds again.
     if (ignoredTracked !== undefined) this.kept.set(location.toplevel, { index, seed, written: stamp(index), tree, ignoredTracked });
     return { tree };
   }
@@ -86,11 +89,11 @@ export class SnapshotIndexes implements Disposable {
     await stageWorktree(checkout, kept.index);
     if (stamp(kept.index) === kept.written) return { tree: kept.tree };
     const tree = (await git(checkout, ['write-tree'], { GIT_INDEX_FILE: kept.index })).trim();
-    const paths = parseNameStatus(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', kept.tree, tree]));
-    if ([...paths.keys()].some((p) => RULES.has(path.posix.basename(p)))) return undefined;
+    const diff = parseRaw(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', kept.tree, tree]));
+    if ([...diff.keys()].some((p) => RULES.has(path.posix.basename(p)))) return undefined;
     const from = kept.tree;
     Object.assign(kept, { written: stamp(kept.index), tree });
-    return { tree, moved: { from, paths } };
+    return { tree, moved: { from, diff } };
   }
 
   /** Forgets (and deletes the index of) every checkout not in `checkouts`. */
