@@ -6,6 +6,7 @@
  * Run alone: `node -r esbuild-register bench/overlap.ts`.
  */
 import { spawnSync } from 'node:child_process';
+import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -54,7 +55,13 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
     repo.git(dir, 'update-index', '-q', '--refresh');
   }
   spawnSync('sync');
-  const reference = timeCommand('git', ['diff', '--name-only'], runs, { cwd: worktrees[0] });
+  // The reference is timed beside each measured look (the machine's load moves; ratios of samples
+  // taken together hold better than of samples taken minutes apart).
+  timeCommand('git', ['diff', '--name-only'], 1, { cwd: worktrees[0] });
+  const reference: number[] = [];
+  const referenceOnce = (): void => {
+    reference.push(timeCommand('git', ['diff', '--name-only'], 1, { cwd: worktrees[0] })[0]!);
+  };
 
   const timed = async (fn: () => Promise<unknown>): Promise<number> => {
     const t = performance.now();
@@ -69,18 +76,40 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const cold: number[] = [];
   let pairs = 0;
   let conflicts = 0;
+  let coldGits = 0;
   for (let i = 0; i <= runs; i++) {
     const checker = new OverlapChecker({ oneShot: true });
     let n = 0;
+    if (i > 0) referenceOnce();
+    const gits = countGits();
     const ms = await timed(async () => {
       const report = await checker.check(rows);
       pairs = report.pairs.length;
       conflicts = report.pairs.filter((p) => p.kind === 'conflict').length;
       n = report.checkouts.reduce((s, c) => s + c.files.length, 0);
     });
+    coldGits = gits();
     checker.dispose();
     expectFiles(n);
     if (i > 0) cold.push(ms);
+  }
+
+  // The same look in a process of its own, as `mam conflicts` runs it (timed inside: no node start).
+  // Each git is a fork of the process that starts it, and a fork costs with the process's size:
+  // this benchmark's process is twice the CLI's.
+  const fresh = await coldProcess(root);
+  const rowsFile = path.join(root, 'overlap-rows.json');
+  fs.writeFileSync(rowsFile, JSON.stringify(rows));
+  const coldAlone: number[] = [];
+  let aloneGits = 0;
+  for (let i = 0; i <= runs; i++) {
+    if (i > 0) referenceOnce();
+    const r = spawnSync(process.execPath, [fresh, rowsFile], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`the cold check process failed: ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as { ms: number; gits: number; files: number; rss: number };
+    expectFiles(out.files);
+    aloneGits = out.gits;
+    if (i > 0) coldAlone.push(out.ms);
   }
 
   // The whole `mam conflicts --json` process, with the ten sessions in its registry.
@@ -92,10 +121,14 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const unwatched: number[] = [];
   const kept = new OverlapChecker();
   await kept.check(rows);
+  let unwatchedGits = 0;
   for (let i = 0; i < runs; i++) {
     fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `one more line ${i}\n`);
     await sleep(APART_MS);
+    const gits = countGits();
     unwatched.push(await timed(() => kept.check(rows)));
+    unwatchedGits = gits();
+    referenceOnce();
   }
   kept.dispose();
 
@@ -106,12 +139,16 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const watches = inotifyWatches() - watchesBefore;
   const warm: number[] = [];
   const idle: number[] = [];
+  let warmGits = 0;
   for (let i = 0; i < runs; i++) {
     const moved = nextMove(watched, 10_000);
     fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `and one more ${i}\n`);
     await moved;
     await sleep(APART_MS);
+    const gits = countGits();
     warm.push(await timed(() => watched.check(rows)));
+    warmGits = gits();
+    referenceOnce();
     if (watched.lastWork.read.length !== 1 || watched.lastWork.read[0] !== worktrees[0]) throw new Error(`the watched look read ${watched.lastWork.read.join(', ') || 'nothing'}`);
     await sleep(APART_MS);
     idle.push(await timed(() => watched.check(rows)));
@@ -126,7 +163,6 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
     seeded.push(await timed(() => worktreeTree(worktrees[0]!, { seedIndex: path.join(gitDir, 'index') })));
     fromHead.push(await timed(() => worktreeTree(worktrees[0]!)));
   }
-  reference.push(...timeCommand('git', ['diff', '--name-only'], runs, { cwd: worktrees[0] }));
   const ref = percentile(reference, 50);
 
   const label = `${WORKTREES} worktrees × ${CHANGED} changed files, ${FILES} files in the repository, ${pairs} pairs (${conflicts} conflicting)`;
@@ -134,15 +170,58 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
     name, p50: percentile(samples, 50), p99: percentile(samples, 99), reference: 'one `git diff --name-only`', ratio: `${(percentile(samples, 50) / ref).toFixed(1)}×`, ...(goal ? { goal } : {}),
   });
   return [
-    { name: `raw \`git diff --name-only\`, one worktree of ${CHANGED} changed files (reference)`, p50: ref, p99: percentile(reference, 99) },
-    row(`overlap check after one file of one worktree changed, watched (the extension, \`mam monitor\`): ${label}; ${watches} folder watches`, warm, '≤ 5×'),
-    row('overlap check, watched, nothing moved since the last look', idle),
-    row('overlap check after one file changed, a checker kept without watches (every worktree asked)', unwatched),
-    row(`overlap check, cold (a new checker, one look, as \`mam conflicts\`): ${label}`, cold, '≤ 20×'),
+    { name: `raw \`git diff --name-only\`, one worktree of ${CHANGED} changed files (reference; timed beside each look below)`, p50: ref, p99: percentile(reference, 99) },
+    row(`overlap check after one file of one worktree changed, watched (the extension, \`mam monitor\`): ${label}; ${watches} folder watches; ${warmGits} gits`, warm, '≤ 5×'),
+    row('overlap check, watched, nothing moved since the last look (no git)', idle),
+    row(`overlap check after one file changed, a checker kept without watches (every worktree asked: ${unwatchedGits} gits)`, unwatched),
+    row(`overlap check, cold (a new checker, one look), in a process of its own as \`mam conflicts\` runs it: ${label}; ${aloneGits} gits`, coldAlone, '≤ 20×'),
+    row(`overlap check, cold, in this benchmark's process (${Math.round(process.memoryUsage().rss / 1e6)} MB resident: each git's fork costs more); ${coldGits} gits`, cold),
     row('`mam conflicts --json` (cold process: node, the registry, the check)', process_),
     row('one worktree\'s snapshot tree, temp index seeded from a copy of its index', seeded),
     row('one worktree\'s snapshot tree, temp index from `read-tree HEAD`', fromHead),
   ];
+}
+
+/**
+ * A script of its own (bundled with esbuild, run by plain node) that makes one cold look at the
+ * sessions in the JSON file it is given and prints how long the look took and how many gits it ran.
+ */
+async function coldProcess(root: string): Promise<string> {
+  const outfile = path.join(root, 'cold-overlap-check.js');
+  const contents = `
+    const fs = require('node:fs');
+    const cp = require('node:child_process');
+    const { OverlapChecker } = require('./src/core/overlap/overlapChecker');
+    const execFile = cp.execFile;
+    let gits = 0;
+    cp.execFile = (...args) => { if (args[0] === 'git') gits++; return execFile(...args); };
+    (async () => {
+      const rows = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+      const checker = new OverlapChecker({ oneShot: true });
+      const t = performance.now();
+      const report = await checker.check(rows);
+      const ms = performance.now() - t;
+      checker.dispose();
+      const files = report.checkouts.reduce((n, c) => n + c.files.length, 0);
+      console.log(JSON.stringify({ ms, gits, files, rss: process.memoryUsage().rss }));
+    })();`;
+  await esbuild.build({ stdin: { contents, resolveDir: path.resolve(__dirname, '..'), loader: 'js' }, bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'warning' });
+  return outfile;
+}
+
+/** Counts the gits this process starts from now on (every git of the core goes through node's execFile); call the result to read the count and stop. */
+function countGits(): () => number {
+  const cp = require('node:child_process') as { execFile: (...args: unknown[]) => unknown };
+  const execFile = cp.execFile;
+  let n = 0;
+  cp.execFile = (...args: unknown[]) => {
+    if (args[0] === 'git') n++;
+    return execFile(...args);
+  };
+  return () => {
+    cp.execFile = execFile;
+    return n;
+  };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -77,14 +77,24 @@ const FIXED_OVERRIDES = [
   'tag.gpgSign=false',
 ];
 
-/** Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row. */
-const cache = new Map<string, { at: number; args: string[] }>();
+/**
+ * Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row.
+ * The lookup itself is kept while it runs, so gits started at once in one folder share it.
+ */
+const cache = new Map<string, { at: number; args: Promise<string[]> }>();
 const CACHE_MS = 2_000;
 
 /** The `-c` arguments for `cwd`: the fixed ones, then the neutralized repository-defined programs. */
-async function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+  const now = Date.now();
   const cached = cache.get(cwd);
-  if (cached && Date.now() - cached.at < CACHE_MS) return cached.args;
+  if (cached && now - cached.at < CACHE_MS) return cached.args;
+  const args = lookUpOverrides(cwd, env);
+  cache.set(cwd, { at: now, args });
+  return args;
+}
+
+async function lookUpOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
   // (local, worktree) from the user's (global, system).
@@ -108,6 +118,5 @@ async function trustedOverrides(cwd: string, env: Record<string, string | undefi
     ...helpers.flatMap((h) => ['-c', `credential.helper=${h}`]),
     ...[...drivers].flatMap((d) => ['-c', `${d}.clean=`, '-c', `${d}.smudge=`, '-c', `${d}.process=`, '-c', `${d}.required=false`]),
   ];
-  cache.set(cwd, { at: Date.now(), args });
   return args;
 }

@@ -32,9 +32,12 @@ export class ChangeReader implements Disposable {
     this.indexes = new SnapshotIndexes(options);
   }
 
-  /** The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its index), and what moved since the last look. */
-  snapshot(location: CheckoutLocation): Promise<SnapshotLook> {
-    return this.indexes.look(location);
+  /**
+   * The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its
+   * index), and what moved since the last look; `folders`: nothing moved outside these since then.
+   */
+  snapshot(location: CheckoutLocation, folders?: readonly string[]): Promise<SnapshotLook> {
+    return this.indexes.look(location, folders);
   }
 
   /**
@@ -46,7 +49,8 @@ export class ChangeReader implements Disposable {
     if (mainline === undefined) return [...heads];
     const key = (head: string): string => `${head} ${mainline}`;
     const todo = [...new Set(heads.filter((h) => h !== mainline && !this.bases.has(key(h))))];
-    const found = await this.symmetric(checkout, todo.map((h) => [h, mainline] as const));
+    // And the main line's tree, for the diffs against the bases: most often it is the base.
+    const found = await this.symmetric(checkout, todo.map((h) => [h, mainline] as const), this.baseTrees.has(mainline) ? undefined : mainline);
     for (const [i, head] of todo.entries()) {
       const all = found?.[i];
       if (all?.length === 1) this.bases.set(key(head), all[0]!);
@@ -133,17 +137,19 @@ export class ChangeReader implements Disposable {
   async lineRanges(checkout: string, wants: ReadonlyArray<{ base: string; tree: string; files: readonly string[] }>): Promise<Array<Map<string, LineRange[]>>> {
     const key = (base: string, tree: string, f: string): string => `${base} ${tree} ${f}`;
     const missing = wants.map((w) => w.files.filter((f) => !this.ranges.has(key(w.base, w.tree, f)))).map((files, i) => ({ ...wants[i]!, files })).filter((w) => w.files.length > 0);
-    if (missing.length > 0) {
-      const literal = [...new Set(missing.flatMap((w) => w.files))].sort().map((f) => `:(literal)${f}`);
-      const lines = await this.treePairs(checkout, missing.map((w) => [w.base, w.tree] as const));
+    // Many files (a first look): in two gits, one per core — a patch per file is most of the cost.
+    const total = missing.reduce((n, w) => n + w.files.length, 0);
+    const chunks = total >= RANGES_SPLIT_AT && missing.length > 1 ? halves(missing) : [missing];
+    await Promise.all(chunks.filter((c) => c.length > 0).map(async (chunk) => {
+      const literal = [...new Set(chunk.flatMap((w) => w.files))].sort().map((f) => `:(literal)${f}`);
+      const lines = await this.treePairs(checkout, chunk.map((w) => [w.base, w.tree] as const));
       const r = await gitExec(checkout, [...PATCH, '--', ...literal], { input: lines.map(([x, y]) => `${x} ${y}\n`).join('') });
       if (r.exitCode !== 0) throw new Error(`git diff-tree failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
-      const out = r.stdout;
-      for (const [i, part] of splitStdinDiffs(out, lines).entries()) {
+      for (const [i, part] of splitStdinDiffs(r.stdout, lines).entries()) {
         const parsed = parseLineRanges(part);
-        for (const f of missing[i]!.files) this.ranges.set(key(missing[i]!.base, missing[i]!.tree, f), parsed.get(f) ?? []);
+        for (const f of chunk[i]!.files) this.ranges.set(key(chunk[i]!.base, chunk[i]!.tree, f), parsed.get(f) ?? []);
       }
-    }
+    }));
     return wants.map((w) => new Map(w.files.map((f) => [f, this.ranges.get(key(w.base, w.tree, f))!])));
   }
 
@@ -165,11 +171,19 @@ export class ChangeReader implements Disposable {
     this.indexes.dispose();
   }
 
-  /** Every merge-base of each pair, from one `git rev-parse X...Y …`; undefined when git cannot say (then ask each alone). */
-  private async symmetric(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<string[][] | undefined> {
+  /**
+   * Every merge-base of each pair, from one `git rev-parse X...Y …`; undefined when git cannot say
+   * (then ask each alone). With `treeOf`, the same git also names that commit's tree (remembered).
+   */
+  private async symmetric(checkout: string, pairs: ReadonlyArray<readonly [string, string]>, treeOf?: string): Promise<string[][] | undefined> {
     if (pairs.length === 0) return [];
-    const r = await gitExec(checkout, ['rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`)]).catch(() => undefined);
-    return r?.exitCode === 0 ? symmetricBases(r.stdout, pairs) : undefined;
+    const r = await gitExec(checkout, ['rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
+    if (r?.exitCode !== 0) return undefined;
+    const lines = r.stdout.split('\n').filter((l) => l !== '');
+    const tree = treeOf ? lines.pop() : undefined;
+    const found = symmetricBases(lines, pairs);
+    if (found && treeOf && tree && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree)) this.baseTrees.set(treeOf, tree);
+    return found;
   }
 
   /** Each `[base commit, tree]` as `[base's tree, tree]` (diff-tree --stdin takes two trees on a line): one `rev-parse` for the base trees not known. */
@@ -184,13 +198,24 @@ export class ChangeReader implements Disposable {
   }
 }
 
+/** From this many files on, line ranges are asked of two gits at once. */
+const RANGES_SPLIT_AT = 100;
+
+/** `items` in two runs of about equal file counts, order kept. */
+function halves<T extends { files: readonly string[] }>(items: readonly T[]): [T[], T[]] {
+  const total = items.reduce((n, w) => n + w.files.length, 0);
+  let seen = 0;
+  let cut = 0;
+  while (cut < items.length - 1 && seen + items[cut]!.files.length <= total / 2) seen += items[cut++]!.files.length;
+  return [items.slice(0, Math.max(1, cut)), items.slice(Math.max(1, cut))];
+}
+
 /**
- * `git rev-parse X1...Y1 X2...Y2 …` output: per argument its two ends, then `^B` for each merge-base
+ * `git rev-parse X1...Y1 X2...Y2 …` output lines: per argument its two ends, then `^B` for each merge-base
  * (none when the two share no history). Returns each pair's merge-bases, or undefined when the
  * output does not read that way.
  */
-function symmetricBases(out: string, pairs: ReadonlyArray<readonly [string, string]>): string[][] | undefined {
-  const lines = out.split('\n').filter((l) => l !== '');
+function symmetricBases(lines: readonly string[], pairs: ReadonlyArray<readonly [string, string]>): string[][] | undefined {
   const found: string[][] = [];
   let i = 0;
   for (const [x, y] of pairs) {

@@ -3,7 +3,7 @@ import type { Disposable } from '../base/disposable';
 import { Emitter, type Event } from '../base/emitter';
 import type { CheckoutLocation } from './checkouts';
 import { RepositoryWatch } from './repositoryWatch';
-import { TreeWatch } from './treeWatch';
+import { TreeWatch, type TreeMoves } from './treeWatch';
 import { onWatchFlood } from './watchFlood';
 
 export interface CheckoutWatchOptions {
@@ -62,10 +62,11 @@ export class CheckoutWatches implements Disposable {
   }
 
   /**
-   * Whether the checkout must be read: something in it moved since the last call, or it is not
-   * watched. Call it right before git reads the checkout: a change from then on is the next look's.
+   * Whether the checkout must be read: something in it moved since the last call (and where, when
+   * known), or it is not watched. Call it right before git reads the checkout: a change from then
+   * on is the next look's.
    */
-  async checkoutMoved(location: CheckoutLocation): Promise<boolean> {
+  async checkoutMoved(location: CheckoutLocation): Promise<TreeMoves> {
     const repository = this.repository(location.commonDir);
     let entry = this.trees.get(location.toplevel);
     if (entry === undefined) {
@@ -74,8 +75,8 @@ export class CheckoutWatches implements Disposable {
       this.trees.set(location.toplevel, entry);
       repository.addCheckout(location.gitDir, () => watch.mark(false));
     }
-    const moved = await entry.watch.take();
-    return moved || repository.unwatched !== undefined;
+    const moves = await entry.watch.take();
+    return repository.unwatched !== undefined ? { moved: true } : moves;
   }
 
   /** After reading the checkout failed: read it again next time. */

@@ -54,6 +54,7 @@ export class MergePredictor {
     const failed = new Map<string, MergeOutcome>();
     if (todo.length > 0) {
       try {
+        await this.written;
         await this.write(checkout, todo.flat());
         const results = await this.mergeAll(checkout, todo).catch(() => undefined);
         for (const [i, p] of todo.entries()) this.outcomes.set(key(p), results?.[i] ?? (await this.mergeOne(checkout, p)));
@@ -63,6 +64,17 @@ export class MergePredictor {
       }
     }
     return pairs.map((p) => this.outcomes.get(key(p)) ?? failed.get(key(p))!);
+  }
+
+  /** A write started ahead of the merges (`prewrite`). */
+  private written: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Starts writing the commits `ids` now, beside other work, for merges about to be asked (a
+   * look that read checkouts afresh: their merges cannot be carried). `predict` waits for it.
+   */
+  prewrite(checkout: string, ids: readonly string[]): void {
+    this.written = Promise.all([this.written, this.write(checkout, ids).catch(() => undefined)]);
   }
 
   /**

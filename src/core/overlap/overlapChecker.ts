@@ -155,11 +155,11 @@ export class OverlapChecker implements Disposable {
   private async snapshotOf(location: CheckoutLocation): Promise<SnapshotLook> {
     const before = this.last.get(location.toplevel);
     // Asked right before git reads: a change made while it reads marks the checkout for the next look.
-    const moved = (await this.watches?.checkoutMoved(location)) ?? true;
-    if (!moved && before) return { tree: before.tree };
+    const moves = (await this.watches?.checkoutMoved(location)) ?? { moved: true };
+    if (!moves.moved && before) return { tree: before.tree };
     this.lastWork.read.push(location.toplevel);
     try {
-      return await this.changes.snapshot(location);
+      return await this.changes.snapshot(location, moves.folders);
     } catch (err) {
       this.watches?.markCheckout(location.toplevel);
       throw err;
@@ -170,8 +170,14 @@ export class OverlapChecker implements Disposable {
     const skip = (sessions: readonly string[], why: string): void => {
       for (const session of sessions) skipped.push({ session, why });
     };
-    const listed = this.headsOf(commonDir, found[0]!.location.toplevel, found.map((f) => f.location.toplevel)).then((heads) => ({ heads }), (err: unknown) => ({ err }));
-    // Every snapshot first, as many at once as there are cores, while git lists the worktrees.
+    const cwd = found[0]!.location.toplevel;
+    // While the snapshots are read (as many at once as there are cores): git lists the worktrees,
+    // then one git finds every merge-base.
+    const listed = this.headsOf(commonDir, cwd, found.map((f) => f.location.toplevel)).then(async (heads) => {
+      const known = found.flatMap((f) => heads.checkouts.get(f.location.toplevel)?.head ?? []);
+      const bases = await this.changes.basesOf(cwd, known, heads.mainline);
+      return { heads, baseOf: new Map(known.map((h, i) => [h, bases[i]!])) };
+    }).then((found) => found, (err: unknown) => ({ err }));
     const snapshots = new Map<string, { look: SnapshotLook } | { err: unknown }>();
     await forEachLimited(found, this.concurrency, async ({ location }) => {
       snapshots.set(location.toplevel, await this.snapshotOf(location).then((look) => ({ look }), (err: unknown) => ({ err })));
@@ -181,7 +187,7 @@ export class OverlapChecker implements Disposable {
       for (const { sessions } of found) skip(sessions, reason(listing.err));
       return [];
     }
-    const { heads } = listing;
+    const { heads, baseOf } = listing;
     const ready: Array<{ location: CheckoutLocation; sessions: string[]; head: string; branch: string | null; look: SnapshotLook }> = [];
     for (const { location, sessions } of found) {
       const known = heads.checkouts.get(location.toplevel);
@@ -191,10 +197,9 @@ export class OverlapChecker implements Disposable {
       else ready.push({ location, sessions, head: known.head, branch: known.branch, look: snapshot.look });
     }
     if (ready.length === 0) return [];
-    // Then one git for all the merge-bases and one for all the diffs against them (none for a diff
-    // that follows from the last look's and what moved since).
-    const cwd = ready[0]!.location.toplevel;
-    const bases = await this.changes.basesOf(cwd, ready.map((r) => r.head), heads.mainline);
+    // Then one git for all the diffs against the bases (none for a diff that follows from the last
+    // look's and what moved since).
+    const bases = ready.map((r) => baseOf.get(r.head)!);
     for (const [i, { location, head, look }] of ready.entries()) {
       const before = this.last.get(location.toplevel);
       if (look.moved && before && look.moved.from === before.tree && before.head === head && before.base === bases[i]) {
@@ -204,6 +209,10 @@ export class OverlapChecker implements Disposable {
         this.changes.carryRanges(bases[i]!, before.tree, look.tree, paths);
       }
     }
+    // Checkouts read afresh (not brought forward from the last look) will be merged: their snapshot
+    // commits are written while git diffs.
+    const fresh = ready.filter((r) => r.look.moved === undefined && !this.moved.has(r.location.toplevel) && this.lastWork.read.includes(r.location.toplevel));
+    if (fresh.length > 1) this.merges.prewrite(cwd, fresh.map((r) => this.merges.commit(r.look.tree, r.head)));
     const diffs = await this.changes.diffsOf(cwd, ready.map((r, i) => [bases[i]!, r.look.tree] as const));
     const out: CheckoutChanges[] = [];
     for (const [i, { location, sessions, head, branch, look }] of ready.entries()) {
@@ -228,19 +237,30 @@ export class OverlapChecker implements Disposable {
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
     await this.carryOutcomes(candidates, commits);
-    const outcomes = await this.merges.predict(sorted[0]!.checkout, commits);
+    const shared = candidates.map(([a, b]) => {
+      const inB = new Set(b.files);
+      return a.files.filter((f) => inB.has(f));
+    });
+    // The line ranges of the files both sides change while git merges (a conflict in a file only
+    // one side changed, as a rename against an edit, asks for its own afterwards).
+    const sharedSides = new Map<CheckoutChanges, Set<string>>();
+    for (const [i, [a, b]] of candidates.entries()) {
+      for (const side of [a, b]) sharedSides.set(side, new Set([...(sharedSides.get(side) ?? []), ...shared[i]!]));
+    }
+    const [outcomes] = await Promise.all([
+      this.merges.predict(sorted[0]!.checkout, commits),
+      this.changes.lineRanges(sorted[0]!.checkout, [...sharedSides].map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] }))),
+    ]);
 
     const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
     for (const [i, [a, b]] of candidates.entries()) {
       const outcome = outcomes[i]!;
-      const inB = new Set(b.files);
-      const shared = a.files.filter((f) => inB.has(f));
       const conflicts = new Set('conflicts' in outcome ? outcome.conflicts : []);
-      if (shared.length === 0 && conflicts.size === 0) continue;
-      pairs.push({ a, b, paths: [...new Set([...shared, ...conflicts])].sort(cmp), conflicts, ...('error' in outcome ? { error: outcome.error } : {}) });
+      if (shared[i]!.length === 0 && conflicts.size === 0) continue;
+      pairs.push({ a, b, paths: [...new Set([...shared[i]!, ...conflicts])].sort(cmp), conflicts, ...('error' in outcome ? { error: outcome.error } : {}) });
     }
 
-    // Line ranges only for files some pair holds: one diff for every checkout.
+    // Line ranges only for files some pair holds (known by now but for conflicts in files one side alone changed).
     const wanted = new Map<CheckoutChanges, Set<string>>();
     for (const p of pairs) {
       for (const side of [p.a, p.b]) {

@@ -9,6 +9,14 @@ import { FolderWatches, inode, type FolderEvent } from './folderWatches';
 
 /** `git check-ignore`'s exit status when none of the paths it was given is ignored. */
 const CHECK_IGNORE_NONE = 1;
+/** Beyond this many folders moved since the last look, git looks at the whole tree. */
+const MAX_FOLDERS_NAMED = 64;
+
+/** What a look learns from a checkout's watch: whether anything moved, and when known, only in which folders (relative; '' the top). */
+export interface TreeMoves {
+  moved: boolean;
+  folders?: string[];
+}
 
 /**
  * Watches one checkout's working tree, a watch per folder (folderWatches.ts), so that a look can
@@ -29,6 +37,8 @@ export class TreeWatch implements Disposable {
   private readonly top: string;
   /** Something moved since the last `take` (true at first: nothing is known). */
   private dirty = true;
+  /** The folders (relative, '' the top) in which something moved since the last `take`, or 'all' when that is not known. */
+  private changed: Set<string> | 'all' = 'all';
   private rescanNeeded = true;
   private ignored = new Set<string>();
   private why: string | undefined;
@@ -56,19 +66,30 @@ export class TreeWatch implements Disposable {
    * whether the checkout must be read, and forgets it — a change from now on marks it again, so a
    * file written while git reads is read by the next look.
    */
-  async take(): Promise<boolean> {
+  async take(): Promise<TreeMoves> {
     for (let i = 0; i < 3 && this.rescanNeeded && !this.disposed && this.why === undefined; i++) await this.rescan();
     // Folders kept appearing while they were walked: read now, and walk again at the next look.
     if (this.rescanNeeded && this.why === undefined) queueMicrotask(() => this.onMoved());
-    if (this.why !== undefined || this.rescanNeeded) return true;
+    if (this.why !== undefined || this.rescanNeeded) return { moved: true };
     const moved = this.dirty;
+    const changed = this.changed;
     this.dirty = false;
-    return moved;
+    this.changed = new Set();
+    return moved && changed !== 'all' && changed.size > 0 ? { moved, folders: [...changed].sort() } : { moved };
   }
 
-  /** Marks the checkout moved (and its folders to be walked again): the owner's signal (a flood, its git folder, a full look). */
-  mark(rescan: boolean): void {
+  /**
+   * Marks the checkout moved: in `folder` (absolute) when that is all that is known to have moved,
+   * else anywhere (and its folders to be walked again with `rescan`): the owner's signal (a flood,
+   * its git folder, a full look) or an event.
+   */
+  mark(rescan: boolean, folder?: string): void {
     if (rescan) this.rescanNeeded = true;
+    if (rescan || folder === undefined) this.changed = 'all';
+    else if (this.changed !== 'all') {
+      this.changed.add(path.relative(this.top, folder));
+      if (this.changed.size > MAX_FOLDERS_NAMED) this.changed = 'all';
+    }
     if (this.dirty) return;
     this.dirty = true;
     this.onMoved();
@@ -87,7 +108,7 @@ export class TreeWatch implements Disposable {
 
   private onEvent({ folder, type, name }: FolderEvent): void {
     if (folder === this.top && (name === '.git' || name === '.mam' || name === '.mam.env')) return;
-    this.mark(name === '.gitignore' || (type === 'rename' && this.foldersChanged(folder, name)));
+    this.mark(name === '.gitignore' || (type === 'rename' && this.foldersChanged(folder, name)), folder);
   }
 
   /** Whether an entry created, deleted or renamed in `folder` changes which folders are to be watched. */
@@ -102,7 +123,9 @@ export class TreeWatch implements Disposable {
   /** Walks the folders again: watches the new ones (each before it is read), closes the ones gone or now ignored. */
   private async rescan(): Promise<void> {
     this.rescanNeeded = false;
-    this.dirty = true; // what happened in a folder before its watch was there is read by this look
+    // What happened in a folder before its watch was there is read by this look, wherever it is.
+    this.dirty = true;
+    this.changed = 'all';
     try {
       this.ignored = await ignoredFolders(this.top);
     } catch (err) {
