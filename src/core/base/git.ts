@@ -15,6 +15,8 @@ import { notStarted, type ExecResult } from './exec';
  * - `ext::` transport URLs: `protocol.ext.allow=never`.
  * - clean/smudge/process filters a repository defines for itself (and points `.gitattributes` at):
  *   emptied, one by one; filters from the user's own config (git-lfs) keep working.
+ * - merge drivers a repository defines for itself (`merge.<name>.driver`, which `git merge-tree`
+ *   and a rebase run for a file whose attributes name it): emptied, so that merge fails instead.
  * - external diff drivers and textconv: callers of `diff` pass `--no-ext-diff --no-textconv`.
  * - submodule update commands (`submodule.<name>.update = !cmd`): callers pass `--checkout`.
  */
@@ -98,8 +100,9 @@ async function lookUpOverrides(cwd: string, env: Record<string, string | undefin
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
   // (local, worktree) from the user's (global, system).
-  const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
+  const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|merge\\..*\\.driver|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
   const drivers = new Set<string>();
+  const mergeDrivers = new Set<string>();
   const helpers: string[] = [];
   for (const line of r?.exitCode === 0 ? r.stdout.split('\n') : []) {
     const m = /^(\S+)\t(\S+)(?: (.*))?$/.exec(line);
@@ -107,7 +110,11 @@ async function lookUpOverrides(cwd: string, env: Record<string, string | undefin
     const [, scope, key, value] = m;
     if (key === 'credential.helper') {
       if ((scope === 'global' || scope === 'system') && value) helpers.push(value);
-    } else if (scope === 'local' || scope === 'worktree') {
+    } else if (scope !== 'local' && scope !== 'worktree') {
+      continue;
+    } else if (key!.startsWith('merge.')) {
+      mergeDrivers.add(key!);
+    } else {
       drivers.add(key!.replace(/\.(clean|smudge|process)$/, ''));
     }
   }
@@ -117,6 +124,8 @@ async function lookUpOverrides(cwd: string, env: Record<string, string | undefin
     '-c', 'credential.helper=',
     ...helpers.flatMap((h) => ['-c', `credential.helper=${h}`]),
     ...[...drivers].flatMap((d) => ['-c', `${d}.clean=`, '-c', `${d}.smudge=`, '-c', `${d}.process=`, '-c', `${d}.required=false`]),
+    // An emptied merge driver makes git fail that merge instead of running anything.
+    ...[...mergeDrivers].flatMap((d) => ['-c', `${d}=`]),
   ];
   return args;
 }
