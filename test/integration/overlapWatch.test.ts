@@ -1,9 +1,11 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MemoryLogger } from '../../src/core/base/log';
 import { OverlapChecker } from '../../src/core/overlap/overlapChecker';
 import type { OverlapReport } from '../../src/core/overlap/overlapReport';
 import type { SessionRow } from '../../src/core/store/sessionSchema';
+import { WorkspaceOverlaps } from '../../src/core/workspaceOverlaps';
 import { tempDir, until } from '../support/helpers';
 import { inotifyWatches } from '../support/inotify';
 import { numberedLines, OverlapRepo } from '../support/overlapRepo';
@@ -211,5 +213,25 @@ describe('overlap check with watched worktrees (real git, real file watches)', f
     assert.ok(inotifyWatches() > 0, 'watches are open');
     checker.dispose();
     assert.equal(inotifyWatches(), 0);
+  });
+});
+
+describe("the extension's overlaps (WorkspaceOverlaps): a move in a checkout asks for a look by itself", function () {
+  this.timeout(60_000);
+
+  it('sees a conflict end when a file changes, with nobody asking for a look', async () => {
+    const repo = new OverlapRepo(tempDir('overlap-ws'), { [APP]: numberedLines(20) });
+    const [a, b] = [repo.addWorktree('alice'), repo.addWorktree('bob')];
+    repo.editLine(a, APP, 5, 'alice');
+    repo.editLine(b, APP, 5, 'bob');
+    const overlaps = new WorkspaceOverlaps(async () => [sessionRow('alice', { cwd: a }), sessionRow('bob', { cwd: b })], new MemoryLogger());
+    try {
+      overlaps.start();
+      await until(() => overlaps.report?.pairs[0]?.kind === 'conflict', 30_000, 'the conflict');
+      repo.editLine(b, APP, 5, 'line 5'); // bob undoes his edit
+      await until(() => overlaps.report?.pairs.length === 0, 30_000, 'the conflict gone, no schedule() called');
+    } finally {
+      overlaps.dispose();
+    }
   });
 });
