@@ -117,6 +117,16 @@ describe('overlap check with watched worktrees (real git, real file watches)', f
     await look('alice rebased', { read: [a], listed: true });
   });
 
+  it('sees a checked-out branch moved from another checkout (git update-ref), one named with a slash', async () => {
+    await after('bob on a branch team/bob', () => repo.git(b, 'checkout', '-q', '-b', 'team/bob'));
+    await look('bob on team/bob', { read: [b], listed: true });
+    const moved = repo.git(repo.main, 'commit-tree', 'HEAD^{tree}', '-p', repo.git(b, 'rev-parse', 'HEAD'), '-m', 'moved from elsewhere');
+    // Only refs/heads/team/bob changes: not bob's index, not his HEAD file, not a file of his.
+    await after('team/bob moved by update-ref in the main checkout', () => repo.git(repo.main, 'update-ref', 'refs/heads/team/bob', moved));
+    const report = await look('bob\'s branch moved under him', { read: [], listed: true });
+    assert.equal(report.checkouts.find((x) => x.checkout === b)?.head, moved);
+  });
+
   it('sees a stash and its pop', async () => {
     await after('bob stashing', () => repo.git(b, 'stash', '-q'));
     assert.deepEqual(filesOf(await look('bob stashed his edit', { read: [b], listed: true }), b), []);

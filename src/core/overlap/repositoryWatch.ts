@@ -6,7 +6,7 @@ import { FolderWatches, type FolderEvent } from './folderWatches';
 /**
  * Watches what of a repository's git folders tells that a HEAD moved or a checkout's index
  * changed, without the object store: the common git folder itself (HEAD and index of the primary
- * checkout, packed-refs), every folder under `refs/` (and `reftable/`), `worktrees/` (a worktree
+ * checkout, packed-refs), `refs/heads/` and its folders (and `reftable/`), `worktrees/` (a worktree
  * added or removed), `info/` (exclude, attributes), and the own git folder of each checkout
  * compared (its HEAD and index). The objects MAM's own looks write (blobs, trees, snapshot
  * commits) go under `objects/`, which is not watched: a look does not set off the next.
@@ -14,8 +14,8 @@ import { FolderWatches, type FolderEvent } from './folderWatches';
  * What an event means:
  * - in a checkout's own git folder: that checkout is read again (its index or HEAD changed), and
  *   the HEADs are listed again (a commit, a checkout, a rebase, a reset);
- * - under refs/, packed-refs, worktrees/: the HEADs are listed again (a branch moved: a commit in
- *   another worktree, a stash, a rebase finishing; a worktree added or removed);
+ * - under refs/heads/, packed-refs, worktrees/: the HEADs are listed again (a branch moved: a commit
+ *   in another worktree, a rebase finishing; a worktree added or removed);
  * - in info/: every checkout of the repository is read again and its folders walked again
  *   (info/exclude decides what is ignored).
  */
@@ -97,7 +97,7 @@ export class RepositoryWatch implements Disposable {
       this.onRules();
       return;
     }
-    // A folder made or removed under refs/ (a branch named a/b), or info/, refs/, worktrees/ themselves.
+    // A folder made or removed under refs/heads/ (a branch named a/b), or info/, worktrees/ themselves.
     const rescan = type === 'rename' && !folder.startsWith(path.join(this.commonDir, 'worktrees') + path.sep);
     this.checkouts.get(folder)?.();
     this.markHeads(rescan);
@@ -109,7 +109,9 @@ export class RepositoryWatch implements Disposable {
     this.headsMoved = true;
     const wanted = new Set<string>([this.commonDir, ...this.checkouts.keys()]);
     for (const sub of ['worktrees', 'info']) wanted.add(path.join(this.commonDir, sub));
-    for (const tree of ['refs', 'reftable']) for (const f of foldersUnder(path.join(this.commonDir, tree))) wanted.add(f);
+    // Only branches: a checkout's HEAD names one (or a commit, in HEAD itself); tags and remote
+    // branches, often many more folders, move no HEAD.
+    for (const tree of ['refs/heads', 'reftable']) for (const f of foldersUnder(path.join(this.commonDir, tree))) wanted.add(f);
     for (const folder of wanted) {
       try {
         this.watches.add(folder);
@@ -129,7 +131,7 @@ export class RepositoryWatch implements Disposable {
   }
 }
 
-/** `root` and every folder under it (refs/: a few, each branch name with a slash adds one). */
+/** `root` and every folder under it (refs/heads/: a few, each branch name with a slash adds one). */
 function foldersUnder(root: string): string[] {
   const out: string[] = [];
   const walk = (folder: string): void => {
