@@ -52,8 +52,8 @@ export const conflictsCommand = defineCommand({
  * a look fails. `schedule()` it on events; a move in a checkout schedules a look itself.
  */
 export function watchConflicts(ctx: Pick<CommandContext, 'controlPlane' | 'workspace' | 'out' | 'logger'>, delayMs?: number): OverlapWatcher {
-  // A watched checker when it runs on (a look reads only what moved, and a move asks for a look); one pass reads everything anyway.
-  const checker = new OverlapChecker({ watch: delayMs !== 0 });
+  // A watched checker when it runs on (a look reads only what moved, and a move asks for a look); one pass (--once) makes one look.
+  const checker = new OverlapChecker(delayMs === 0 ? { oneShot: true } : { watch: true });
   const registry = ctx.controlPlane().sessions;
   const watcher = new OverlapWatcher({ check: async () => checker.check(await registry.list()), owns: checker, ...(delayMs === undefined ? {} : { delayMs }) });
   checker.onDidMove(() => watcher.schedule());
