@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { systemClock } from '../../src/core/base/clock';
 import { MemoryLogger } from '../../src/core/base/log';
 import { OverlapChecker } from '../../src/core/overlap/overlapChecker';
 import type { OverlapReport } from '../../src/core/overlap/overlapReport';
@@ -217,6 +218,32 @@ describe('overlap check with watched worktrees (real git, real file watches)', f
     await look('carol is read', { read: [c] });
     await look('and read again, nothing having moved', { read: [c] });
     assert.match((checker as unknown as { watches: { unwatched(l: unknown): string | undefined } }).watches.unwatched({ toplevel: c, commonDir, gitDir: '' }) ?? '', /a repository is inside it \(vendor\/lib\)/);
+  });
+
+  it('reads everything at a full look (every fullEveryMs), also what no event told: a file written through a hard link from outside', async () => {
+    let now = 0;
+    const clock = { ...systemClock, now: () => now };
+    const outside = path.join(tempDir('outside'), 'linked.ts');
+    fs.writeFileSync(outside, 'one\n');
+    fs.linkSync(outside, path.join(c, 'src/linked.ts'));
+    const own = new OverlapChecker({ clock, watch: { fullEveryMs: 60_000 } });
+    try {
+      await own.check(rows);
+      fs.writeFileSync(outside, 'two, through the other name\n'); // the same file; no event in carol's folders
+      await own.check(rows);
+      assert.deepEqual(own.lastWork.read, [], 'no event told it: not read (the limit the full look is for)');
+      now += 60_000;
+      const report = await own.check(rows);
+      assert.deepEqual(own.lastWork, { read: [a, b, c].sort(), listed: [commonDir] }, 'the full look reads everything');
+      const fresh = new OverlapChecker();
+      try {
+        assert.deepEqual(strip(report), strip(await fresh.check(rows)));
+      } finally {
+        fresh.dispose();
+      }
+    } finally {
+      own.dispose();
+    }
   });
 
   it('closes every watch when disposed of', async () => {

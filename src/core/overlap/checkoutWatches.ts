@@ -56,11 +56,6 @@ export class CheckoutWatches implements Disposable {
     return this.repository(commonDir).takeHeads();
   }
 
-  /** After a listing of HEADs failed: list again next time. */
-  markHeads(commonDir: string): void {
-    this.repositories.get(commonDir)?.markHeads();
-  }
-
   /**
    * Whether the checkout must be read: something in it moved since the last call (and where, when
    * known), or it is not watched. Call it right before git reads the checkout: a change from then
