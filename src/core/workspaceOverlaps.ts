@@ -10,8 +10,10 @@ import type { SessionRow } from './store/sessionSchema';
 
 /**
  * Overlaps between the running sessions' checkouts of one workspace, for the views: looked at again
- * when a job changes, the sessions change or a file is saved (`schedule`), at the watcher's bounded
- * cost (one look per burst, never two at once). Inert until `start` — an untrusted workspace runs no git.
+ * when a job changes, the sessions change, a file is saved (`schedule`) or something moves in a
+ * compared checkout (its watches), at the watcher's bounded cost (one look per burst, never two at
+ * once; a look reads only the checkouts that moved). Inert until `start` — an untrusted workspace
+ * runs no git, and watches nothing.
  */
 export class WorkspaceOverlaps extends DisposableBase {
   private readonly watcher: OverlapWatcher;
@@ -23,8 +25,11 @@ export class WorkspaceOverlaps extends DisposableBase {
   /** `clock`: the debounce of looks and the reports' time (the engine's clock; default the system's). */
   constructor(listSessions: () => Promise<SessionRow[]>, logger: Logger, clock: Clock = systemClock) {
     super();
-    const checker = new OverlapChecker({ clock });
+    // Watched: a look asks git only about the checkouts where something moved, and an agent's edit
+    // (no VS Code save, no job event) asks for a look itself.
+    const checker = new OverlapChecker({ clock, watch: true });
     this.watcher = this._register(new OverlapWatcher({ check: async () => checker.check(await listSessions()), owns: checker, clock }));
+    this._register(checker.onDidMove(() => this.schedule()));
     this.onDidChange = this.watcher.onDidChange;
     this.onNewConflict = this.watcher.onNewConflict;
     this._register(this.watcher.onDidFail((err) => logger.warn(`overlap check failed: ${errorMessage(err)}`)));

@@ -1,8 +1,8 @@
 /**
  * A repository whose own `.git/config` and `.gitattributes` name programs — what a cloned
  * stranger's repository, or an agent, can write — must not make MAM start any of them. Every git MAM
- * runs (snapshots, diffs, file contents, .gitignore checks, worktrees) goes through
- * src/core/base/git.ts.
+ * runs (snapshots, diffs, file contents, .gitignore checks, worktrees, the overlap check's merges)
+ * goes through src/core/base/git.ts.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -11,8 +11,10 @@ import * as path from 'node:path';
 import { missingIgnores } from '../../src/core/config/gitignore';
 import { MemoryLogger } from '../../src/core/base/log';
 import { changedFiles, fileAt, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
+import { OverlapChecker } from '../../src/core/overlap/overlapChecker';
 import { IssueWorktrees } from '../../src/core/worktree/worktree';
 import { tempDir } from '../support/helpers';
+import { sessionRow } from '../support/rows';
 
 describe('faults: a hostile repository configuration runs nothing', function () {
   this.timeout(60_000);
@@ -45,6 +47,8 @@ describe('faults: a hostile repository configuration runs nothing', function () 
       '[diff "evil"]',
       `\ttextconv = "${trap('textconv')}"`,
       `\tcommand = "${trap('diff-command')}"`,
+      '[merge "evil"]',
+      `\tdriver = "touch ${marks}/merge-driver; false"`,
       '[diff]',
       `\texternal = "${trap('external-diff')}"`,
       '[commit]',
@@ -53,7 +57,7 @@ describe('faults: a hostile repository configuration runs nothing', function () 
       `\tprogram = "${path.join(marks, '..', 'fake-gpg')}"`,
       '',
     ].join('\n'));
-    fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil\n');
+    fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil merge=evil\n');
     fs.writeFileSync(path.join(repo, 'a.txt'), 'two\n');
     fs.writeFileSync(path.join(repo, 'b.txt'), 'new\n');
   });
@@ -61,6 +65,39 @@ describe('faults: a hostile repository configuration runs nothing', function () 
   it('the git a plain `git status` would be tricked by really is armed', () => {
     execFileSync('git', ['status', '--porcelain'], { cwd: repo, stdio: 'ignore' });
     assert.ok(pwned().includes('fsmonitor'), `the fsmonitor trap works: ${pwned().join(', ')}`);
+  });
+
+  it('a plain git merge-tree starts the merge driver (the trap is armed)', () => {
+    const git = (args: string[], input?: string) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', input, env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@t.invalid' } }).trim();
+    const base = git(['rev-parse', 'HEAD']);
+    // Two commits on the initial one, each changing a.txt its own way.
+    const commit = (text: string): string => {
+      const blob = git(['hash-object', '-w', '--no-filters', '--stdin'], text);
+      return git(['commit-tree', git(['mktree'], `100644 blob ${blob}\ta.txt\n`), '-p', base, '-m', text]);
+    };
+    try {
+      execFileSync('git', ['merge-tree', '--write-tree', commit('two\n'), commit('three\n')], { cwd: repo, stdio: 'ignore' });
+    } catch {
+      // a conflict: exit 1
+    }
+    assert.ok(pwned().includes('merge-driver'), `the merge driver trap works: ${pwned().join(', ')}`);
+  });
+
+  it('the overlap check of two conflicting worktrees (snapshots, merges, line ranges, watches) starts none of them', async () => {
+    const wt = path.join(tempDir('hostile-wt'), 'wt');
+    // Made with the traps held off (this is the test's own git, not MAM's).
+    execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', 'worktree', 'add', '-q', '-b', 'other', wt, 'HEAD'], { cwd: repo });
+    assert.deepEqual(pwned(), []);
+    fs.writeFileSync(path.join(wt, 'a.txt'), 'three\n');
+    const checker = new OverlapChecker({ watch: true });
+    try {
+      const report = await checker.check([sessionRow('one', { cwd: repo }), sessionRow('two', { cwd: wt })]);
+      assert.deepEqual(report.pairs.map((p) => p.files.map((f) => f.path)), [['a.txt']], JSON.stringify(report));
+      assert.match(report.pairs[0]!.merge_error ?? '', /./, 'the merge is not predicted (git would have run the driver)');
+    } finally {
+      checker.dispose();
+    }
+    assert.deepEqual(pwned(), []);
   });
 
   it('snapshots, diffs, file contents and the .gitignore check start none of them', async () => {

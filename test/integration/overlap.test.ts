@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MergePredictor } from '../../src/core/overlap/mergePrediction';
@@ -167,4 +168,34 @@ describe('overlap warnings (real git worktrees)', () => {
     const text = await mam(['conflicts'], { cwd: ws });
     assert.match(text.stdout, /^CONFLICT in 1 of 1 file: alice \(.*wt-alice\) ↔ bob \(.*wt-bob\)\n  conflict  src\/app\.ts  \(alice line 5, bob line 5\)$/);
   });
+});
+
+describe('snapshot commits: the ID computed without git is the one git writes', () => {
+  for (const format of ['sha1', 'sha256'] as const) {
+    it(`in a ${format} repository`, async () => {
+      const dir = tempDir(`overlap-${format}`);
+      const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+      git('init', '-q', `--object-format=${format}`);
+      fs.writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+      git('add', 'a.txt');
+      git('commit', '-q', '-m', 'one');
+      fs.writeFileSync(path.join(dir, 'a.txt'), 'b\n');
+      git('commit', '-q', '-am', 'two');
+      const head = git('rev-parse', 'HEAD');
+      const predictor = new MergePredictor();
+      const ours = predictor.commit(git('rev-parse', 'HEAD^{tree}'), head);
+      const theirs = predictor.commit(git('rev-parse', 'HEAD~1^{tree}'), head);
+      assert.equal(ours.length, format === 'sha1' ? 40 : 64);
+      // What commit-tree writes with the same names, times and message.
+      const env = { GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_AUTHOR_DATE: '@0 +0000', GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost', GIT_COMMITTER_DATE: '@0 +0000' };
+      const written = execFileSync('git', ['commit-tree', `${head}^{tree}`, '-p', head, '-m', 'mam overlap snapshot'], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env } }).trim();
+      assert.equal(ours, written);
+      // Written by the predictor when a merge needs them: git merges the two as commits it has.
+      assert.throws(() => git('cat-file', '-e', theirs), 'not written before a merge needs it');
+      const [outcome] = await predictor.predict(dir, [[ours, theirs]]);
+      assert.deepEqual(outcome, { conflicts: [] });
+      assert.equal(git('cat-file', '-t', theirs), 'commit');
+      assert.equal(git('rev-parse', `${theirs}^`), head);
+    });
+  }
 });

@@ -38,6 +38,23 @@ describe('mam monitor: a line per new conflict between running sessions', functi
     assert.match(r.stdout, /^CONFLICT in 1 of 1 file: alice \(.*\) ↔ bob \(.*\)$/m);
   });
 
+  it('running, looks again by itself when a file changes in a checkout (its watch), not only at its passes', async () => {
+    repo.editLine(a, APP, 3, 'alice');
+    repo.editLine(b, APP, 3, 'bob');
+    // An hour between passes: the first pass's look is the only one a pass asks for.
+    const monitor = execa(process.execPath, [CLI, 'monitor', '--interval', '3600'], { cwd: f.workspace, env: f.env, reject: false });
+    let out = '';
+    monitor.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await until(() => out.split('\n').some((l) => l.startsWith('CONFLICT')), 30_000, 'the conflict the first look finds');
+      repo.editLine(b, APP, 3, 'line 3'); // bob undoes his edit by hand
+      await until(() => out.includes('conflict over: alice ↔ bob\n'), 30_000, 'the end of the conflict, seen with no pass between');
+    } finally {
+      monitor.kill('SIGTERM');
+      await monitor;
+    }
+  });
+
   it('running, announces a conflict when it appears and again only after it went away and came back', async () => {
     const monitor = execa(process.execPath, [CLI, 'monitor', '--interval', '0.2'], { cwd: f.workspace, env: f.env, reject: false });
     let out = '';

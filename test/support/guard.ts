@@ -3,7 +3,7 @@
  * TMUX_TMPDIR for the whole run, and a marker in the environment that every child process inherits.
  * After the last test: the run fails if any test left files in the real HOME's agent folders (claude,
  * codex, gemini, copilot, qwen, grok, opencode, herdr), a tmux server, or a process carrying the marker (a
- * child, or a detached daemon) behind.
+ * child, or a detached daemon) behind; and after each file, if a file watch is left open (mochaHooks).
  *
  * Under `--parallel` (.mocharc.json) both run once, in mocha's main process: setup before the first
  * worker is forked, so every worker inherits the temp HOME and the marker; teardown after the last
@@ -15,6 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
+import { inotifyWatches } from './inotify';
 
 /** Where the agent CLIs the tests run keep their state under HOME (and the default XDG folders). */
 const AGENT_FOLDERS = [
@@ -32,6 +33,18 @@ interface Baseline {
 }
 
 let baseline: Baseline | undefined;
+
+/**
+ * Root hooks, run in every mocha process (each parallel worker): after a file's tests (the whole
+ * run's, without --parallel), no file watch may be left open in the process. The kernel's count,
+ * not the code's: a watcher not closed on dispose shows here.
+ */
+export const mochaHooks = {
+  afterAll(): void {
+    const left = inotifyWatches();
+    if (left > 0) throw new Error(`run-wide guard: ${left} file watch${left === 1 ? ' was' : 'es were'} left open (inotify), a watcher not disposed of`);
+  },
+};
 
 export function mochaGlobalSetup(): void {
   const realHome = os.userInfo().homedir;

@@ -27,7 +27,7 @@ export const conflictsCommand = defineCommand({
     '           skipped: [{session, why}]}',
   ].join('\n'),
   async run(ctx) {
-    const checker = new OverlapChecker();
+    const checker = new OverlapChecker({ oneShot: true });
     const report = await checker.check(await ctx.controlPlane().sessions.list()).finally(() => checker.dispose());
     if (ctx.args.options.json) {
       ctx.json(report);
@@ -47,13 +47,16 @@ export const conflictsCommand = defineCommand({
 });
 
 /**
- * The monitor's overlap watch: one checker kept across looks (its caches make a look after a small
- * change cheap), a line per new conflict, a warning when a look fails. `schedule()` it on events.
+ * The monitor's overlap watch: one checker kept across looks, watching the checkouts it compares (a
+ * look after a small change reads only where it happened), a line per new conflict, a warning when
+ * a look fails. `schedule()` it on events; a move in a checkout schedules a look itself.
  */
 export function watchConflicts(ctx: Pick<CommandContext, 'controlPlane' | 'workspace' | 'out' | 'logger'>, delayMs?: number): OverlapWatcher {
-  const checker = new OverlapChecker();
+  // A watched checker when it runs on (a look reads only what moved, and a move asks for a look); one pass (--once) makes one look.
+  const checker = new OverlapChecker(delayMs === 0 ? { oneShot: true } : { watch: true });
   const registry = ctx.controlPlane().sessions;
   const watcher = new OverlapWatcher({ check: async () => checker.check(await registry.list()), owns: checker, ...(delayMs === undefined ? {} : { delayMs }) });
+  checker.onDidMove(() => watcher.schedule());
   watcher.onNewConflict((pair) => ctx.out(pairLine(pair, ctx.workspace())));
   // And when one ends, so that whoever reads the log knows the earlier line no longer holds.
   let conflicting = new Map<string, OverlapPair>();

@@ -15,6 +15,8 @@ import { notStarted, type ExecResult } from './exec';
  * - `ext::` transport URLs: `protocol.ext.allow=never`.
  * - clean/smudge/process filters a repository defines for itself (and points `.gitattributes` at):
  *   emptied, one by one; filters from the user's own config (git-lfs) keep working.
+ * - merge drivers a repository defines for itself (`merge.<name>.driver`, which `git merge-tree`
+ *   and a rebase run for a file whose attributes name it): emptied, so that merge fails instead.
  * - external diff drivers and textconv: callers of `diff` pass `--no-ext-diff --no-textconv`.
  * - submodule update commands (`submodule.<name>.update = !cmd`): callers pass `--checkout`.
  */
@@ -77,19 +79,30 @@ const FIXED_OVERRIDES = [
   'tag.gpgSign=false',
 ];
 
-/** Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row. */
-const cache = new Map<string, { at: number; args: string[] }>();
+/**
+ * Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row.
+ * The lookup itself is kept while it runs, so gits started at once in one folder share it.
+ */
+const cache = new Map<string, { at: number; args: Promise<string[]> }>();
 const CACHE_MS = 2_000;
 
 /** The `-c` arguments for `cwd`: the fixed ones, then the neutralized repository-defined programs. */
-async function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+  const now = Date.now();
   const cached = cache.get(cwd);
-  if (cached && Date.now() - cached.at < CACHE_MS) return cached.args;
+  if (cached && now - cached.at < CACHE_MS) return cached.args;
+  const args = lookUpOverrides(cwd, env);
+  cache.set(cwd, { at: now, args });
+  return args;
+}
+
+async function lookUpOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
   // (local, worktree) from the user's (global, system).
-  const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
+  const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|merge\\..*\\.driver|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
   const drivers = new Set<string>();
+  const mergeDrivers = new Set<string>();
   const helpers: string[] = [];
   for (const line of r?.exitCode === 0 ? r.stdout.split('\n') : []) {
     const m = /^(\S+)\t(\S+)(?: (.*))?$/.exec(line);
@@ -97,7 +110,11 @@ async function trustedOverrides(cwd: string, env: Record<string, string | undefi
     const [, scope, key, value] = m;
     if (key === 'credential.helper') {
       if ((scope === 'global' || scope === 'system') && value) helpers.push(value);
-    } else if (scope === 'local' || scope === 'worktree') {
+    } else if (scope !== 'local' && scope !== 'worktree') {
+      continue;
+    } else if (key!.startsWith('merge.')) {
+      mergeDrivers.add(key!);
+    } else {
       drivers.add(key!.replace(/\.(clean|smudge|process)$/, ''));
     }
   }
@@ -107,7 +124,8 @@ async function trustedOverrides(cwd: string, env: Record<string, string | undefi
     '-c', 'credential.helper=',
     ...helpers.flatMap((h) => ['-c', `credential.helper=${h}`]),
     ...[...drivers].flatMap((d) => ['-c', `${d}.clean=`, '-c', `${d}.smudge=`, '-c', `${d}.process=`, '-c', `${d}.required=false`]),
+    // An emptied merge driver makes git fail that merge instead of running anything.
+    ...[...mergeDrivers].flatMap((d) => ['-c', `${d}=`]),
   ];
-  cache.set(cwd, { at: Date.now(), args });
   return args;
 }

@@ -112,7 +112,13 @@ export async function stageWorktree(checkout: string, index: string, options: { 
   }
   if (options.seedIndex !== undefined) {
     try {
+      // The copy keeps the original's time (no later: read before the copy, to the millisecond
+      // below): git trusts an entry's stat data only when the file is older than the index it is
+      // in, and a copy made now would make a file written just after the checkout's index look
+      // older than its copy — same size, same time, and its new content not read.
+      const { mtimeMs, atime } = fs.statSync(options.seedIndex);
       fs.copyFileSync(options.seedIndex, index);
+      fs.utimesSync(index, atime, new Date(Math.floor(mtimeMs)));
       await addAll();
       return;
     } catch {

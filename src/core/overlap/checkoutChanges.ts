@@ -1,67 +1,123 @@
 import type { Disposable } from '../base/disposable';
+import { gitExec } from '../base/git';
 import { git, MAM_OWN_FILES } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
 import { parseLineRanges } from './lineRanges';
 import type { LineRange } from './overlapReport';
-import { parseNameStatus, type PathStatuses } from './nameStatus';
+import type { PathStatuses } from './nameStatus';
+import { composeRaw, parseRaw, splitStdinDiffs, statusesOf, type RawDiff } from './rawDiff';
 import { SnapshotIndexes, type SnapshotLook } from './snapshotIndexes';
 
-const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
+const DIFF_TREE = ['diff-tree', '--stdin', '--always', '-r', '-z', '--no-renames'] as const;
+const PATCH = ['diff-tree', '--stdin', '--always', '-r', '-p', '-U0', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
 
 /**
- * A checkout's changes against its base, with what does not change between two looks remembered
- * (merge-bases by HEAD, file lists and line ranges by base and tree). Nothing in the checkout
- * changes: the tree is written through a temporary index of its own (snapshotIndexes.ts).
+ * Checkouts' changes against their bases, with what does not change between two looks remembered
+ * (merge-bases by HEAD, diffs and line ranges by base and tree). Nothing in a checkout changes: the
+ * tree is written through a temporary index of its own (snapshotIndexes.ts). What git is asked, it
+ * is asked for every checkout of a repository at once — one `rev-parse` for the merge-bases, one
+ * `diff-tree --stdin` for the diffs, one for the line ranges — and a diff that follows from the
+ * last look's and what moved since is composed without git (rawDiff.ts).
  */
 export class ChangeReader implements Disposable {
   private readonly bases = new Map<string, string>();
+  private readonly baseTrees = new Map<string, string>();
   private readonly mergeBaseLists = new Map<string, string[]>();
-  private readonly fileLists = new Map<string, Map<string, string>>();
+  private readonly diffs = new Map<string, RawDiff>();
   private readonly ranges = new Map<string, LineRange[]>();
-  private readonly indexes = new SnapshotIndexes();
+  private readonly indexes: SnapshotIndexes;
 
-  /** The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its index), and what moved since the last look. */
-  snapshot(location: CheckoutLocation): Promise<SnapshotLook> {
-    return this.indexes.look(location);
+  /** `keep: false`: one look only (snapshotIndexes.ts). */
+  constructor(options: { keep?: boolean } = {}) {
+    this.indexes = new SnapshotIndexes(options);
   }
 
-  /** The merge-base of `head` and the main line (`head` itself when they share no history). */
-  async base(checkout: string, head: string, mainline: string | undefined): Promise<string> {
-    if (mainline === undefined || mainline === head) return head;
-    const key = `${head} ${mainline}`;
-    let base = this.bases.get(key);
-    if (base === undefined) {
-      base = (await git(checkout, ['merge-base', head, mainline]).catch(() => head)).trim() || head;
-      this.bases.set(key, base);
+  /**
+   * The tree of the checkout's working tree as it stands (loop/snapshot.ts's, seeded from its
+   * index), and what moved since the last look; `folders`: nothing moved outside these since then.
+   */
+  snapshot(location: CheckoutLocation, folders?: readonly string[]): Promise<SnapshotLook> {
+    return this.indexes.look(location, folders);
+  }
+
+  /**
+   * The merge-base of each HEAD and the main line (the HEAD itself when they share no history, or
+   * when there is no main line): one `git rev-parse H...M …` for those not known (it names every
+   * merge-base; after criss-cross merges there are several, and `git merge-base` picks one).
+   */
+  async basesOf(checkout: string, heads: readonly string[], mainline: string | undefined): Promise<string[]> {
+    if (mainline === undefined) return [...heads];
+    const key = (head: string): string => `${head} ${mainline}`;
+    const todo = [...new Set(heads.filter((h) => h !== mainline && !this.bases.has(key(h))))];
+    // And the main line's tree, for the diffs against the bases: most often it is the base.
+    const found = await this.symmetric(checkout, todo.map((h) => [h, mainline] as const), this.baseTrees.has(mainline) ? undefined : mainline);
+    for (const [i, head] of todo.entries()) {
+      const all = found?.[i];
+      if (all?.length === 1) this.bases.set(key(head), all[0]!);
+      else if (all?.length === 0) this.bases.set(key(head), head);
+      else this.bases.set(key(head), (await git(checkout, ['merge-base', head, mainline]).catch(() => head)).trim() || head);
     }
-    return base;
+    return heads.map((h) => (h === mainline ? h : this.bases.get(key(h))!));
   }
 
-  /** The paths that differ between base and tree, MAM's own files left out. */
-  async files(checkout: string, base: string, tree: string): Promise<string[]> {
-    return [...(await this.statuses(checkout, base, tree)).keys()];
+  /** Composes the diff `base → to` from the one `base → from` (if known) and what moved from `from` to `to`. */
+  compose(base: string, from: string, to: string, moved: RawDiff): void {
+    const earlier = this.diffs.get(`${base} ${from}`);
+    if (earlier !== undefined && !this.diffs.has(`${base} ${to}`)) this.diffs.set(`${base} ${to}`, composeRaw(earlier, moved));
   }
 
-  /** The same paths with their status letters (M, A, D, T; renames are not looked for). */
+  /**
+   * The diff `base → tree` of each pair, MAM's own files left out: those not known, from one
+   * `git diff-tree --stdin` (each pair's own `git diff-tree` when that fails, so that one bad pair
+   * fails alone). A pair that cannot be diffed is an Error in its place.
+   */
+  async diffsOf(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<RawDiff | Error>> {
+    const key = ([base, tree]: readonly [string, string]): string => `${base} ${tree}`;
+    const todo = [...new Map(pairs.filter((p) => !this.diffs.has(key(p))).map((p) => [key(p), p])).values()];
+    const failed = new Map<string, Error>();
+    if (todo.length > 0) {
+      const lines = await this.treePairs(checkout, todo).catch(() => undefined);
+      const out = lines && (await gitExec(checkout, [...DIFF_TREE, '--', '.', ...MAM_OWN_FILES], { input: lines.map(([x, y]) => `${x} ${y}\n`).join('') }).catch(() => undefined));
+      let parts: string[] | undefined;
+      try {
+        parts = lines && out?.exitCode === 0 ? splitStdinDiffs(out.stdout, lines) : undefined;
+      } catch {
+        parts = undefined;
+      }
+      for (const [i, pair] of todo.entries()) {
+        if (parts) {
+          this.diffs.set(key(pair), parseRaw(parts[i]!));
+          continue;
+        }
+        try {
+          this.diffs.set(key(pair), parseRaw(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', pair[0], pair[1], '--', '.', ...MAM_OWN_FILES])));
+        } catch (err) {
+          failed.set(key(pair), err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    }
+    return pairs.map((p) => this.diffs.get(key(p)) ?? failed.get(key(p))!);
+  }
+
+  /** The paths that differ between base and tree with their status letters (M, A, D, T; renames are not looked for). */
   async statuses(checkout: string, base: string, tree: string): Promise<PathStatuses> {
-    const key = `${base} ${tree}`;
-    let statuses = this.fileLists.get(key);
-    if (statuses === undefined) {
-      statuses = parseNameStatus(await git(checkout, [...DIFF, '--name-status', '-z', base, tree, '--', '.', ...MAM_OWN_FILES]));
-      this.fileLists.set(key, statuses);
-    }
-    return statuses;
+    const [diff] = await this.diffsOf(checkout, [[base, tree]]);
+    if (diff instanceof Error) throw diff;
+    return statusesOf(diff!);
   }
 
-  /** Every merge-base of two commits (`git merge-base --all`; more than one after criss-cross merges). */
-  async mergeBases(checkout: string, x: string, y: string): Promise<readonly string[]> {
-    const key = `${x} ${y}`;
-    let bases = this.mergeBaseLists.get(key);
-    if (bases === undefined) {
-      bases = (await git(checkout, ['merge-base', '--all', x, y]).catch(() => '')).split('\n').filter((l) => l !== '');
-      this.mergeBaseLists.set(key, bases);
+  /**
+   * Every merge-base of each pair of commits (`git merge-base --all`'s; more than one after
+   * criss-cross merges): one `git rev-parse X...Y …` for the pairs not known.
+   */
+  async mergeBasesOf(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<readonly string[]>> {
+    const key = ([x, y]: readonly [string, string]): string => `${x} ${y}`;
+    const todo = [...new Map(pairs.filter((p) => !this.mergeBaseLists.has(key(p))).map((p) => [key(p), p])).values()];
+    const found = await this.symmetric(checkout, todo);
+    for (const [i, pair] of todo.entries()) {
+      this.mergeBaseLists.set(key(pair), found?.[i] ?? (await git(checkout, ['merge-base', '--all', ...pair]).catch(() => '')).split('\n').filter((l) => l !== ''));
     }
-    return bases;
+    return pairs.map((p) => this.mergeBaseLists.get(key(p))!);
   }
 
   /** Line ranges of files that did not move between two trees on one base are the same: known for `to` too. */
@@ -74,26 +130,39 @@ export class ChangeReader implements Disposable {
     }
   }
 
-  /** Base-side line ranges of `files` (each one changed between base and tree): one `git diff -U0` for those not known yet. */
-  async lineRanges(checkout: string, base: string, tree: string, files: readonly string[]): Promise<Map<string, LineRange[]>> {
-    const key = (f: string): string => `${base} ${tree} ${f}`;
-    const missing = files.filter((f) => !this.ranges.has(key(f)));
-    if (missing.length > 0) {
-      const literal = missing.map((f) => `:(literal)${f}`);
-      const parsed = parseLineRanges(await git(checkout, [...DIFF, '-U0', base, tree, '--', ...literal]));
-      for (const f of missing) this.ranges.set(key(f), parsed.get(f) ?? []);
-    }
-    return new Map(files.map((f) => [f, this.ranges.get(key(f))!]));
+  /**
+   * Base-side line ranges of each want's files (each changed between its base and tree): one
+   * `git diff-tree --stdin -p -U0` for all those not known yet, limited to those files.
+   */
+  async lineRanges(checkout: string, wants: ReadonlyArray<{ base: string; tree: string; files: readonly string[] }>): Promise<Array<Map<string, LineRange[]>>> {
+    const key = (base: string, tree: string, f: string): string => `${base} ${tree} ${f}`;
+    const missing = wants.map((w) => w.files.filter((f) => !this.ranges.has(key(w.base, w.tree, f)))).map((files, i) => ({ ...wants[i]!, files })).filter((w) => w.files.length > 0);
+    // Many files (a first look): in two gits, one per core — a patch per file is most of the cost.
+    const total = missing.reduce((n, w) => n + w.files.length, 0);
+    const chunks = total >= RANGES_SPLIT_AT && missing.length > 1 ? halves(missing) : [missing];
+    await Promise.all(chunks.filter((c) => c.length > 0).map(async (chunk) => {
+      const literal = [...new Set(chunk.flatMap((w) => w.files))].sort().map((f) => `:(literal)${f}`);
+      const lines = await this.treePairs(checkout, chunk.map((w) => [w.base, w.tree] as const));
+      const r = await gitExec(checkout, [...PATCH, '--', ...literal], { input: lines.map(([x, y]) => `${x} ${y}\n`).join('') });
+      if (r.exitCode !== 0) throw new Error(`git diff-tree failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
+      for (const [i, part] of splitStdinDiffs(r.stdout, lines).entries()) {
+        const parsed = parseLineRanges(part);
+        for (const f of chunk[i]!.files) this.ranges.set(key(chunk[i]!.base, chunk[i]!.tree, f), parsed.get(f) ?? []);
+      }
+    }));
+    return wants.map((w) => new Map(w.files.map((f) => [f, this.ranges.get(key(w.base, w.tree, f))!])));
   }
 
   /** Forgets what no current checkout uses, so a long-running watcher's memory stays bounded. */
   retain(live: ReadonlyArray<{ checkout: string; head: string; base: string; tree: string }>): void {
     this.indexes.retain(new Set(live.map((c) => c.checkout)));
     const heads = new Set(live.map((c) => c.head));
+    const bases = new Set(live.map((c) => c.base));
     const pairs = new Set(live.map((c) => `${c.base} ${c.tree}`));
     for (const k of this.bases.keys()) if (!heads.has(k.split(' ')[0]!)) this.bases.delete(k);
+    for (const k of this.baseTrees.keys()) if (!bases.has(k)) this.baseTrees.delete(k);
     for (const k of this.mergeBaseLists.keys()) if (!k.split(' ').every((h) => heads.has(h))) this.mergeBaseLists.delete(k);
-    for (const k of this.fileLists.keys()) if (!pairs.has(k)) this.fileLists.delete(k);
+    for (const k of this.diffs.keys()) if (!pairs.has(k)) this.diffs.delete(k);
     for (const k of this.ranges.keys()) if (!pairs.has(k.split(' ').slice(0, 2).join(' '))) this.ranges.delete(k);
   }
 
@@ -101,4 +170,61 @@ export class ChangeReader implements Disposable {
   dispose(): void {
     this.indexes.dispose();
   }
+
+  /**
+   * Every merge-base of each pair, from one `git rev-parse X...Y …`; undefined when git cannot say
+   * (then ask each alone). With `treeOf`, the same git also names that commit's tree (remembered).
+   */
+  private async symmetric(checkout: string, pairs: ReadonlyArray<readonly [string, string]>, treeOf?: string): Promise<string[][] | undefined> {
+    if (pairs.length === 0) return [];
+    const r = await gitExec(checkout, ['rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
+    if (r?.exitCode !== 0) return undefined;
+    const lines = r.stdout.split('\n').filter((l) => l !== '');
+    const tree = treeOf ? lines.pop() : undefined;
+    const found = symmetricBases(lines, pairs);
+    if (found && treeOf && tree && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree)) this.baseTrees.set(treeOf, tree);
+    return found;
+  }
+
+  /** Each `[base commit, tree]` as `[base's tree, tree]` (diff-tree --stdin takes two trees on a line): one `rev-parse` for the base trees not known. */
+  private async treePairs(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<readonly [string, string]>> {
+    const todo = [...new Set(pairs.map(([base]) => base).filter((b) => !this.baseTrees.has(b)))];
+    if (todo.length > 0) {
+      const trees = (await git(checkout, ['rev-parse', ...todo.map((b) => `${b}^{tree}`)])).split('\n').filter((l) => l !== '');
+      if (trees.length !== todo.length) throw new Error('git rev-parse gave fewer trees than asked');
+      for (const [i, b] of todo.entries()) this.baseTrees.set(b, trees[i]!);
+    }
+    return pairs.map(([base, tree]) => [this.baseTrees.get(base)!, tree] as const);
+  }
+}
+
+/** From this many files on, line ranges are asked of two gits at once. */
+const RANGES_SPLIT_AT = 100;
+
+/** `items` in two runs of about equal file counts, order kept. */
+function halves<T extends { files: readonly string[] }>(items: readonly T[]): [T[], T[]] {
+  const total = items.reduce((n, w) => n + w.files.length, 0);
+  let seen = 0;
+  let cut = 0;
+  while (cut < items.length - 1 && seen + items[cut]!.files.length <= total / 2) seen += items[cut++]!.files.length;
+  return [items.slice(0, Math.max(1, cut)), items.slice(Math.max(1, cut))];
+}
+
+/**
+ * `git rev-parse X1...Y1 X2...Y2 …` output lines: per argument its two ends, then `^B` for each merge-base
+ * (none when the two share no history). Returns each pair's merge-bases, or undefined when the
+ * output does not read that way.
+ */
+function symmetricBases(lines: readonly string[], pairs: ReadonlyArray<readonly [string, string]>): string[][] | undefined {
+  const found: string[][] = [];
+  let i = 0;
+  for (const [x, y] of pairs) {
+    const ends = [lines[i], lines[i + 1]];
+    if (!ends.includes(x) || !ends.includes(y)) return undefined;
+    i += 2;
+    const bases: string[] = [];
+    while (i < lines.length && lines[i]!.startsWith('^')) bases.push(lines[i++]!.slice(1));
+    found.push(bases);
+  }
+  return i === lines.length ? found : undefined;
 }

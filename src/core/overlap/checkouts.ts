@@ -4,6 +4,7 @@ import { gitExec } from '../base/git';
 import { printable } from '../base/ids';
 import type { SessionRow } from '../store/sessionSchema';
 import { parseWorktreeList } from '../worktree/git';
+import { discoverCheckout } from './gitDiscovery';
 import type { SkippedSession } from './overlapReport';
 
 /** Where a checkout's git data is: found once per folder, then reused while it lasts. */
@@ -27,8 +28,9 @@ export interface LocatedSessions {
 const LIVE = new Set<SessionRow['status']>(['running', 'starting']);
 
 /**
- * Finds each live session's checkout with one `git rev-parse` per folder, remembered (a folder does
- * not move between repositories; a remembered one whose git folder is gone is looked up again).
+ * Finds each live session's checkout as git would (gitDiscovery.ts), with one `git rev-parse` per
+ * folder where git's answer could differ, remembered (a folder does not move between repositories;
+ * a remembered one whose git folder is gone is looked up again).
  * Folders outside git are left out without a word: many sessions are not in a repository.
  */
 export class CheckoutLocator {
@@ -64,6 +66,11 @@ export class CheckoutLocator {
     if (cached && fs.existsSync(path.join(cached.gitDir, 'HEAD')) && fs.existsSync(cached.toplevel)) return cached;
     this.known.delete(cwd);
     if (!fs.existsSync(cwd)) return `its folder ${printable(cwd)} is gone`;
+    const found = discoverCheckout(cwd);
+    if (found !== 'ask-git') {
+      if (found) this.known.set(cwd, found);
+      return found;
+    }
     const r = await gitExec(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']).catch(() => undefined);
     if (!r || r.exitCode !== 0) return undefined;
     const [top, gitDir, commonDir, ...more] = r.stdout.split('\n').filter((l) => l !== '');

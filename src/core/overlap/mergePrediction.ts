@@ -1,14 +1,23 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { gitExec } from '../base/git';
-import { git } from '../loop/snapshot';
 
 /**
- * Fixed names and times make a snapshot commit a function of its tree and parent: the same state
- * looked at twice is one object, not two, and nothing depends on who runs MAM.
+ * A snapshot commit's text: fixed names and times make it a function of its tree and parent (the
+ * same state looked at twice is one object, not two, and nothing depends on who runs MAM), and so
+ * its ID is known without git: the hash of `commit <size>\0<text>`, SHA-1 or SHA-256 as the
+ * repository's IDs are.
  */
-const COMMIT_ENV = {
-  GIT_AUTHOR_NAME: 'mam', GIT_AUTHOR_EMAIL: 'mam@localhost', GIT_AUTHOR_DATE: '@0 +0000',
-  GIT_COMMITTER_NAME: 'mam', GIT_COMMITTER_EMAIL: 'mam@localhost', GIT_COMMITTER_DATE: '@0 +0000',
-};
+function commitText(tree: string, parent: string): string {
+  return `tree ${tree}\nparent ${parent}\nauthor mam <mam@localhost> 0 +0000\ncommitter mam <mam@localhost> 0 +0000\n\nmam overlap snapshot\n`;
+}
+
+function objectId(text: string, tree: string): string {
+  const body = Buffer.from(text, 'utf8');
+  return createHash(tree.length === 64 ? 'sha256' : 'sha1').update(`commit ${body.length}\0`).update(body).digest('hex');
+}
 
 /** `git merge-tree --write-tree`'s exit status when the merge has conflicts (0: clean). */
 const MERGE_TREE_CONFLICTS = 1;
@@ -20,33 +29,77 @@ export type MergeOutcome = { conflicts: string[] } | { error: string };
  * Predicts merges with `git merge-tree --write-tree` (git ≥ 2.38), exactly as git would merge:
  * between snapshot commits — each checkout's tree on top of its HEAD, referenced by nothing —
  * so git finds the merge-base of the two HEADs itself. It writes objects into the repository's
- * store and nothing else: no ref, no index, no file in a checkout changes. Commits and outcomes
- * are remembered, so a look in which one checkout changed merges only that checkout's pairs.
+ * store and nothing else: no ref, no index, no file in a checkout changes. A snapshot commit's ID
+ * is computed here, and the commit written (one `git hash-object` for all) only when a merge needs
+ * it: a look whose merges are all known or carried writes none. Commits and outcomes are
+ * remembered, so a look in which one checkout changed merges only that checkout's pairs.
  */
 export class MergePredictor {
-  private readonly commits = new Map<string, string>();
+  /** Snapshot commits by ID: their text, until written into the repository's store. */
+  private readonly commits = new Map<string, { text: string; written: boolean }>();
   private readonly outcomes = new Map<string, MergeOutcome>();
 
-  /** The snapshot commit of `tree` on `head` (made once). */
-  async commit(checkout: string, tree: string, head: string): Promise<string> {
-    const key = `${tree} ${head}`;
-    let commit = this.commits.get(key);
-    if (commit === undefined) {
-      commit = (await git(checkout, ['commit-tree', tree, '-p', head, '-m', 'mam overlap snapshot'], COMMIT_ENV)).trim();
-      this.commits.set(key, commit);
-    }
-    return commit;
+  /** The ID of the snapshot commit of `tree` on `head` (written when a merge needs it). */
+  commit(tree: string, head: string): string {
+    const text = commitText(tree, head);
+    const id = objectId(text, tree);
+    if (!this.commits.has(id)) this.commits.set(id, { text, written: false });
+    return id;
   }
 
   /** The outcome of each pair of commits, all merged by one `git merge-tree --stdin` run in `checkout`. */
   async predict(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<MergeOutcome[]> {
     const key = ([x, y]: readonly [string, string]): string => `${x} ${y}`;
     const todo = [...new Map(pairs.filter((p) => !this.outcomes.has(key(p))).map((p) => [key(p), p])).values()];
+    const failed = new Map<string, MergeOutcome>();
     if (todo.length > 0) {
-      const results = await this.mergeAll(checkout, todo).catch(() => undefined);
-      for (const [i, p] of todo.entries()) this.outcomes.set(key(p), results?.[i] ?? (await this.mergeOne(checkout, p)));
+      try {
+        await this.written;
+        await this.write(checkout, todo.flat());
+        const results = await this.mergeAll(checkout, todo).catch(() => undefined);
+        for (const [i, p] of todo.entries()) this.outcomes.set(key(p), results?.[i] ?? (await this.mergeOne(checkout, p)));
+      } catch (err) {
+        // Not remembered: the next look asks again.
+        for (const p of todo) failed.set(key(p), { error: err instanceof Error ? err.message : String(err) });
+      }
     }
-    return pairs.map((p) => this.outcomes.get(key(p))!);
+    return pairs.map((p) => this.outcomes.get(key(p)) ?? failed.get(key(p))!);
+  }
+
+  /** A write started ahead of the merges (`prewrite`). */
+  private written: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Starts writing the commits `ids` now, beside other work, for merges about to be asked (a
+   * look that read checkouts afresh: their merges cannot be carried). `predict` waits for it.
+   */
+  prewrite(checkout: string, ids: readonly string[]): void {
+    this.written = Promise.all([this.written, this.write(checkout, ids).catch(() => undefined)]);
+  }
+
+  /**
+   * Writes the commits among `ids` not written yet: one `git hash-object -t commit -w --stdin-paths`
+   * (it reads each from a file; --no-filters: a commit is never a file's content to clean). git's
+   * ID for each must be the one computed here.
+   */
+  private async write(checkout: string, ids: readonly string[]): Promise<void> {
+    const pending = [...new Set(ids)].filter((id) => this.commits.get(id)?.written === false);
+    if (pending.length === 0) return;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-commits-'));
+    try {
+      const files = pending.map((id, i) => {
+        const file = path.join(dir, String(i));
+        fs.writeFileSync(file, this.commits.get(id)!.text);
+        return file;
+      });
+      const r = await gitExec(checkout, ['hash-object', '-t', 'commit', '-w', '--no-filters', '--stdin-paths'], { input: `${files.join('\n')}\n` });
+      if (r.exitCode !== 0) throw new Error(`git hash-object failed: ${r.stderr.trim().split('\n')[0]}`);
+      const written = r.stdout.split('\n').filter((l) => l !== '');
+      if (written.join(' ') !== pending.join(' ')) throw new Error(`git wrote snapshot commits ${written.join(' ')}, expected ${pending.join(' ')}`);
+      for (const id of pending) this.commits.get(id)!.written = true;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /** The outcome known for a pair of commits, if any. */
@@ -61,7 +114,7 @@ export class MergePredictor {
 
   /** Forgets what no current pair uses. */
   retain(commits: ReadonlySet<string>): void {
-    for (const [k, c] of this.commits) if (!commits.has(c)) this.commits.delete(k);
+    for (const id of this.commits.keys()) if (!commits.has(id)) this.commits.delete(id);
     for (const k of this.outcomes.keys()) if (!k.split(' ').every((c) => commits.has(c))) this.outcomes.delete(k);
   }
 

@@ -3,9 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Disposable } from '../base/disposable';
+import { gitExec } from '../base/git';
 import { git, MAM_OWN_FILES, stageWorktree } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
-import { parseNameStatus, type PathStatuses } from './nameStatus';
+import { parseRaw, type RawDiff } from './rawDiff';
 
 /** What a file's stat says about whether it was rewritten: `''` when it does not exist. */
 function stamp(file: string): string {
@@ -27,7 +28,7 @@ interface Kept {
 /** A checkout's snapshot tree, and when it was brought forward from the last look's, what moved since. */
 export interface SnapshotLook {
   tree: string;
-  moved?: { from: string; paths: PathStatuses };
+  moved?: { from: string; diff: RawDiff };
 }
 
 /** Files whose change changes how git reads other files (which are ignored, how content is cleaned). */
@@ -62,35 +63,43 @@ export class SnapshotIndexes implements Disposable {
   private disposed = false;
   private readonly kept = new Map<string, Kept>();
 
-  async look(location: CheckoutLocation): Promise<SnapshotLook> {
+  /** `keep: false` (one look only): no index is kept for a next look, so what keeping needs is not read. */
+  constructor(private readonly options: { keep?: boolean } = {}) {}
+
+  /** `folders` (relative to the top, '' the top itself): nothing moved outside them since the last look (a watch said so): git looks only there. */
+  async look(location: CheckoutLocation, folders?: readonly string[]): Promise<SnapshotLook> {
     const seedIndex = path.join(location.gitDir, 'index');
     const info = path.join(location.commonDir, 'info');
     const seed = [seedIndex, path.join(info, 'exclude'), path.join(info, 'attributes')].map(stamp).join(' ');
     const kept = this.kept.get(location.toplevel);
     if (kept !== undefined && kept.seed === seed && !cameBack(location.toplevel, kept.ignoredTracked)) {
-      const brought = await this.bringForward(location.toplevel, kept).catch(() => undefined);
+      const brought = await this.bringForward(location.toplevel, kept, folders).catch(() => undefined);
       if (brought !== undefined) return brought;
     }
     const index = kept?.index ?? path.join(this.folder(), `${createHash('sha256').update(location.toplevel).digest('hex').slice(0, 16)}.index`);
     this.kept.delete(location.toplevel);
-    const ignoredTracked = await listIgnoredTracked(location.toplevel, seedIndex);
+    const ignoredTracked = this.options.keep === false ? undefined : await listIgnoredTracked(location.toplevel, seedIndex);
     await stageWorktree(location.toplevel, index, { seedIndex, fresh: true });
     const tree = (await git(location.toplevel, ['write-tree'], { GIT_INDEX_FILE: index })).trim();
-    // Without the seed's list (no index yet, or one git cannot read), the next look seeds again.
+    // Without the seed's list (one look only, no index yet, or one git cannot read), the next look seeds again.
     if (ignoredTracked !== undefined) this.kept.set(location.toplevel, { index, seed, written: stamp(index), tree, ignoredTracked });
     return { tree };
   }
 
   /** The kept index brought to the working tree; undefined when it must be seeded again. */
-  private async bringForward(checkout: string, kept: Kept): Promise<SnapshotLook | undefined> {
-    await stageWorktree(checkout, kept.index);
+  private async bringForward(checkout: string, kept: Kept, folders?: readonly string[]): Promise<SnapshotLook | undefined> {
+    // Only where something moved, when that is known: `git add --all -- FOLDER` looks at every
+    // entry under it and every untracked file in it, and an index entry outside cannot have
+    // changed. A folder git matches nothing in (only ignored files) fails the add: then everywhere.
+    const only = folders?.length ? await gitExec(checkout, ['add', '--all', '--', ...folders.map((f) => (f === '' ? '.' : `:(literal)${f}`)), ...MAM_OWN_FILES], { env: { GIT_INDEX_FILE: kept.index } }) : undefined;
+    if (only?.exitCode !== 0) await stageWorktree(checkout, kept.index);
     if (stamp(kept.index) === kept.written) return { tree: kept.tree };
     const tree = (await git(checkout, ['write-tree'], { GIT_INDEX_FILE: kept.index })).trim();
-    const paths = parseNameStatus(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', kept.tree, tree]));
-    if ([...paths.keys()].some((p) => RULES.has(path.posix.basename(p)))) return undefined;
+    const diff = parseRaw(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', kept.tree, tree]));
+    if ([...diff.keys()].some((p) => RULES.has(path.posix.basename(p)))) return undefined;
     const from = kept.tree;
     Object.assign(kept, { written: stamp(kept.index), tree });
-    return { tree, moved: { from, paths } };
+    return { tree, moved: { from, diff } };
   }
 
   /** Forgets (and deletes the index of) every checkout not in `checkouts`. */

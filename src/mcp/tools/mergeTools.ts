@@ -24,7 +24,7 @@ const conflicts = defineTool({
   cli: 'mam conflicts --json',
   async run(_args, { core }) {
     core.trust.require('run git');
-    const checker = new OverlapChecker();
+    const checker = new OverlapChecker({ oneShot: true });
     const report = await checker.check(await core.controlPlane.sessions.list()).finally(() => checker.dispose());
     const n = report.pairs.length;
     const clashing = report.pairs.filter((p) => p.kind === 'conflict').length;
