@@ -116,9 +116,9 @@ export async function stageWorktree(checkout: string, index: string, options: { 
       // below): git trusts an entry's stat data only when the file is older than the index it is
       // in, and a copy made now would make a file written just after the checkout's index look
       // older than its copy — same size, same time, and its new content not read.
-      const { mtimeMs, atime } = fs.statSync(options.seedIndex);
-      fs.copyFileSync(options.seedIndex, index);
-      fs.utimesSync(index, atime, new Date(Math.floor(mtimeMs)));
+      const { mtimeMs, atime } = await fs.promises.stat(options.seedIndex);
+      await fs.promises.copyFile(options.seedIndex, index);
+      await fs.promises.utimes(index, atime, new Date(Math.floor(mtimeMs)));
       await addAll();
       return;
     } catch {
