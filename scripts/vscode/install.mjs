@@ -134,8 +134,13 @@ function installCodeServer() {
     const tarball = path.join(tmp, RIPGREP_CACHE.dir, `ripgrep-${RIPGREP_CACHE.version}-${target}.tar.gz`);
     run('tar', ['czf', tarball, '-C', '/usr/bin', 'rg']);
 
+    // Run from `npm test`, this process inherits the outer npm's identity: its user agent names
+    // Node 20, and code-server's postinstall reads the Node version from it (and refuses), and
+    // NODE / npm_node_execpath point scripts at Node 20. The inner npm states its own.
+    const inherited = { ...process.env };
+    for (const k of ['npm_config_user_agent', 'npm_node_execpath', 'NODE']) delete inherited[k];
     const env = {
-      ...process.env,
+      ...inherited,
       // npm and node-gyp run on Node 22, so the native modules are built for the Node that runs them.
       PATH: `${path.dirname(CODE_SERVER_NODE)}${path.delimiter}${process.env.PATH ?? ''}`,
       npm_config_nodedir: NODE_PREFIX, // its headers: node-gyp would fetch them from nodejs.org
