@@ -215,7 +215,9 @@ describe('remote runners lost and back: presence on the shared broker', function
       await until(() => state(second.job_id).state === 'failed', 15_000, 'the warden to fail the job R left open');
       assert.deepEqual([state(first.job_id).state, state(first.job_id).reason], ['completed', null], "R's completed, relayed before it went, was applied first");
       assert.deepEqual([state(second.job_id).reason], ['runner_lost']);
-      assert.match(wardenLog(), new RegExp(`job ${second.job_id}: failed \\(runner_lost\\)`));
+      // Judged by whichever engine heard R go first (the warden, or the test's own): the audit log says it once.
+      const judged = a.controlPlane.audit.readEntries(second.job_id).entries.filter((e) => e.type === 'transition' && e.to === 'failed');
+      assert.deepEqual(judged.map((e) => (e as { reason?: string | null }).reason), ['runner_lost']);
       assert.doesNotMatch(wardenLog(), new RegExp(`job ${first.job_id}: failed`));
     });
 
