@@ -96,6 +96,9 @@ function trustedOverrides(cwd: string, env: Record<string, string | undefined>):
   return args;
 }
 
+/** `git config --get-regexp`'s exit status when no entry matches. */
+const GIT_CONFIG_NOTHING_FOUND = 1;
+
 async function lookUpOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
@@ -103,7 +106,7 @@ async function lookUpOverrides(cwd: string, env: Record<string, string | undefin
   const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|merge\\..*\\.driver|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
   // Exit 1 is "no such entries". Anything else: the repository's programs are unknown, so no git runs
   // there (failing open would run a merge driver the repository defines).
-  if (!r || (r.exitCode !== 0 && r.exitCode !== 1)) throw new Error(`cannot read the git configuration of ${cwd} to disarm what it would run`);
+  if (!r || (r.exitCode !== 0 && r.exitCode !== GIT_CONFIG_NOTHING_FOUND)) throw new Error(`cannot read the git configuration of ${cwd} to disarm what it would run`);
   const drivers = new Set<string>();
   const mergeDrivers = new Set<string>();
   const helpers: string[] = [];

@@ -17,9 +17,9 @@ import type { Multiplexer } from '../mux/multiplexer';
 import { withLock } from '../store/lock';
 import { isAlive, sleep } from '../base/process';
 import { MUX_KINDS, SESSION_ROLES, type MuxKind, type SessionRow } from '../store/sessionSchema';
-import { discoverConversation, isStored, purgeConversation } from './conversations';
+import { isStored, purgeConversation } from './conversations';
+import { findConversation, learnConversation, type LearningDeps } from './conversationLearning';
 import { OrchestratorRegistry } from './orchestrators';
-import { openFilesOf } from './openFiles';
 import { findProgram } from './program';
 
 export interface SessionServiceDeps {
@@ -272,7 +272,7 @@ export class SessionService {
     if (live) await this.endPane(row, adapter, options.graceMs ?? 15_000);
 
     let conversationId = row.conversation_id;
-    if (!conversationId) conversationId = (await this.discover(row, { onlyIfUnique: true }))?.id ?? null;
+    if (!conversationId) conversationId = (await findConversation(this.learning(), row, { onlyIfUnique: true }))?.id ?? null;
     let purged: string | undefined;
     if (options.purgeConversation && conversationId) {
       purged = await purgeConversation(adapter, this.storeContext(row), conversationId, row.cwd, this.deps.logger);
@@ -357,35 +357,13 @@ export class SessionService {
     { what: `input to session '${row.name}'`, timeoutMs: 120_000 });
   }
 
-  /**
-   * Records the conversation of an agent that cannot be given an ID (codex), from its own store:
-   * one that ran in the session's folder, began no earlier than the session (the agent dates its
-   * conversation from its own start, not from the first message), and no other session or the
-   * orchestrator owns. Polls until it appears, within `boundMs` (0: look once). With
-   * `onlyIfUnique`, two candidates yield nothing rather than a guess.
-   */
-  async learnConversation(name: string, options: { boundMs?: number; onlyIfUnique?: boolean; quiet?: boolean } = {}): Promise<string | undefined> {
-    const deadline = Date.now() + (options.boundMs ?? 10_000);
-    for (;;) {
-      const row = await this.require(name);
-      if (row.conversation_id || !adapterFor(row.agent).listConversations) return row.conversation_id ?? undefined;
-      const found = await this.discover(row, { onlyIfUnique: options.onlyIfUnique ?? false });
-      if (found) {
-        const id = await this.registry.mutate((tx) => {
-          const now = tx.get(name);
-          if (!now || now.conversation_id) return now?.conversation_id ?? undefined;
-          tx.update(name, { conversation_id: found.id });
-          return found.id;
-        });
-        if (id === found.id) this.deps.logger.info(`session '${name}': ${row.agent} conversation ${found.id}`);
-        return id;
-      }
-      if (Date.now() >= deadline) {
-        if (!options.quiet) this.deps.logger.warn(`session '${name}': no ${row.agent} conversation of its own appeared in ${row.cwd} yet; it cannot be resumed until one does`);
-        return undefined;
-      }
-      await sleep(400); // a look walks a store's folders or snapshots its database: not too often
-    }
+  /** Records the conversation of an agent that cannot be given an ID (codex): conversationLearning.ts. */
+  learnConversation(name: string, options: { boundMs?: number; onlyIfUnique?: boolean; quiet?: boolean } = {}): Promise<string | undefined> {
+    return learnConversation(this.learning(), name, options);
+  }
+
+  private learning(): LearningDeps {
+    return { registry: this.registry, orchestrators: this.orchestrators, logger: this.deps.logger, require: (n) => this.require(n), storeContext: (r) => this.storeContext(r) };
   }
 
   /** Whether a session that is not running could be resumed now (its conversation is known and stored). */
@@ -415,21 +393,6 @@ export class SessionService {
   storeContext(row: Pick<SessionRow, 'agent' | 'command'>): StoreContext {
     const adapter = adapterFor(row.agent);
     return { home: this.deps.env.HOME ?? '', env: this.deps.env, program: this.commandFor(adapter, row.command ?? undefined).program };
-  }
-
-  private async discover(row: SessionRow, options: { onlyIfUnique?: boolean }): Promise<{ id: string } | undefined> {
-    // Exact, while the agent runs here: the conversation file its process holds open.
-    const adapter = adapterFor(row.agent);
-    if (adapter.conversationOfFile && row.pid && row.status === 'running') {
-      const ctx = this.storeContext(row);
-      const ids = new Set(openFilesOf(row.pid).map((f) => adapter.conversationOfFile!(ctx, f)).filter((id): id is string => id !== undefined));
-      if (ids.size === 1) return { id: [...ids][0]! };
-    }
-    const owned = new Set<string>([
-      ...(await this.registry.list()).filter((s) => s.name !== row.name && s.conversation_id).map((s) => s.conversation_id!),
-      ...this.orchestrators.list().map((o) => o.conversation_id),
-    ]);
-    return discoverConversation(adapterFor(row.agent), this.storeContext(row), row.cwd, new Date(row.created_at), owned, options);
   }
 
   private async canResume(row: SessionRow, adapter: AgentAdapter, conversationId: string | null): Promise<boolean> {
