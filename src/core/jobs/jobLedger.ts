@@ -94,7 +94,7 @@ export class JobLedger extends DisposableBase {
       const next: JobRecord = { ...job, ...options.fields, state: to, reason: reason ?? job.reason, updated_at: now };
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
       if (isTerminal(to) && options.note) next.why = options.note;
-      this.write(next, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
+      this.write(next, job, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
       change = { job: next, previous: job.state };
     });
     return this.afterChange(change);
@@ -106,7 +106,7 @@ export class JobLedger extends DisposableBase {
     await this.controlPlane.jobs.withJobLock(jobId, () => {
       const job = this.controlPlane.jobs.require(jobId);
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
-      this.write(next, []);
+      this.write(next, job, []);
       change = { job: next, previous: job.state, patched: true };
     });
     return (await this.afterChange(change))!;
@@ -119,7 +119,7 @@ export class JobLedger extends DisposableBase {
       const job = this.controlPlane.jobs.require(jobId);
       if (!when(job)) return;
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
-      this.write(next, []);
+      this.write(next, job, []);
       change = { job: next, previous: job.state, patched: true };
     });
     return this.afterChange(change);
@@ -192,7 +192,7 @@ export class JobLedger extends DisposableBase {
         if (isTerminal(effect.to)) next.finished_at = now;
         entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
       }
-      this.write(next, logged ? [] : entries);
+      this.write(next, job, logged ? [] : entries);
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
     });
@@ -229,14 +229,15 @@ export class JobLedger extends DisposableBase {
    * Record, audit entries and status.json; caller holds the job's lock. The audit lines are
    * fsynced; the record is replaced whole (no reader sees it torn, a killed process loses nothing)
    * and fsynced only where no event line was: what an event did can be found in the log after a
-   * power cut (`applyEvent` checks), which saves two of an event's three fsyncs.
+   * power cut (`applyEvent` checks), which saves two of an event's three fsyncs. status.json is
+   * replaced only when what it says changed (a progress or heartbeat changes nothing in it).
    */
-  private write(job: JobRecord, entries: AuditEntry[]): void {
+  private write(job: JobRecord, before: JobRecord, entries: AuditEntry[]): void {
     const audit = this.controlPlane.audit;
     audit.appendAll(job.id, entries);
     const afterEvent = entries.some((e) => e.type === 'event');
     writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`, { durable: !afterEvent });
-    audit.writeStatus(job.id, statusOf(job));
+    if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));
   }
 
   /**
@@ -296,6 +297,15 @@ function fingerprint(job: JobRecord): string {
   return `${job.state}|${job.seq}|${job.last_event_at ?? ''}|${job.updated_at}`;
 }
 
+/**
+ * status.json: the job's state as it last changed — `updated_at` is when. What changes with every
+ * event (seq, the last detail) is in the record and the audit log: rewriting this file for each
+ * progress and heartbeat cost a rename per event (docs/benchmarks.md).
+ */
 function statusOf(job: JobRecord): Record<string, unknown> {
-  return { id: job.id, state: job.state, reason: job.reason, seq: job.seq, updated_at: job.updated_at, detail: job.detail, late_events: job.late_events ?? [], report: job.report ?? null };
+  return { id: job.id, state: job.state, reason: job.reason, updated_at: job.updated_at, late_events: job.late_events ?? [], report: job.report ?? null };
+}
+
+function statusChanged(before: JobRecord, after: JobRecord): boolean {
+  return before.state !== after.state || before.reason !== after.reason || (before.late_events ?? []).length !== (after.late_events ?? []).length || (before.report ?? null) !== (after.report ?? null);
 }

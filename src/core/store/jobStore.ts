@@ -88,13 +88,14 @@ export class JobStore {
     });
   }
 
-  /** Runs `fn` under the job's lock (also used by the audit log, so record and log move together). */
+  /**
+   * Runs `fn` under the job's lock (also used by the audit log, so record and log move together).
+   * Records are written under it only: a temp file of one is left only by a holder that died, so
+   * the folder is cleared of them when a lock is taken over, not read at every event.
+   */
   withJobLock<T>(jobId: string, fn: () => Promise<T> | T): Promise<T> {
     checkJobId(jobId);
-    return withLock(this.paths.lock(`job-${jobId}`), () => {
-      removeStrayTemps(this.paths.jobFile(jobId));
-      return fn();
-    }, { what: `job ${jobId}`, logger: this.logger });
+    return withLock(this.paths.lock(`job-${jobId}`), fn, { what: `job ${jobId}`, logger: this.logger, afterTakeover: () => removeStrayTemps(this.paths.jobFile(jobId)) });
   }
 }
 

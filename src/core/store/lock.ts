@@ -18,6 +18,11 @@ export interface LockOptions {
   /** What the lock protects, for error messages ("the session registry"). */
   what?: string;
   logger?: Logger;
+  /**
+   * Runs once the lock is held, when this caller took it over from a holder that died or went
+   * silent while it waited: what that holder left half done (a temp file) can be cleared then.
+   */
+  afterTakeover?: () => void;
 }
 
 interface Owner {
@@ -62,10 +67,18 @@ export async function acquire(lockFile: string, options: LockOptions = {}): Prom
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const deadline = Date.now() + timeoutMs;
   let backoff = 1;
+  let tookOver = false;
   for (;;) {
     const me = tryCreate(lockFile);
-    if (me) return holdUntilReleased(lockFile, me, staleMs, options.logger);
-    if (takeOverAbandoned(lockFile, staleMs)) continue;
+    if (me) {
+      const release = holdUntilReleased(lockFile, me, staleMs, options.logger);
+      if (tookOver) runHeld(options.afterTakeover, release);
+      return release;
+    }
+    if (takeOverAbandoned(lockFile, staleMs)) {
+      tookOver = true;
+      continue;
+    }
     if (Date.now() >= deadline) {
       const owner = readOwner(lockFile);
       const who = owner ? `process ${owner.pid} on ${owner.host} since ${owner.since}` : 'another process';
@@ -73,6 +86,16 @@ export async function acquire(lockFile: string, options: LockOptions = {}): Prom
     }
     await sleep(backoff + Math.random() * backoff);
     backoff = Math.min(backoff * 2, 20);
+  }
+}
+
+/** Runs `fn` with the lock held; should it throw, lets go of the lock before passing the error on. */
+function runHeld(fn: (() => void) | undefined, release: () => void): void {
+  try {
+    fn?.();
+  } catch (err) {
+    release();
+    throw err;
   }
 }
 
