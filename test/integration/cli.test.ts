@@ -82,9 +82,9 @@ describe('mam CLI', function () {
     const open = jobRecord({ state: 'started', session: 'tmux:rev-2', created_at: '2026-11-02T10:00:00.000Z' });
     await cp.jobs.create(done);
     await cp.jobs.create(open);
-    cp.audit.append(done.id, { type: 'transition', at: '2026-11-01T10:00:00.000Z', from: null, to: 'registered' });
-    cp.audit.append(done.id, { type: 'event', at: '2026-11-01T10:00:01.000Z', event: 'started', seq: 1, sender: 'w1' });
-    cp.audit.append(done.id, { type: 'event', at: '2026-11-01T10:00:09.000Z', event: 'completed', seq: 2, sender: 'w1', detail: 'all green' });
+    await cp.audit.append(done.id, { type: 'transition', at: '2026-11-01T10:00:00.000Z', from: null, to: 'registered' });
+    await cp.audit.append(done.id, { type: 'event', at: '2026-11-01T10:00:01.000Z', event: 'started', seq: 1, sender: 'w1' });
+    await cp.audit.append(done.id, { type: 'event', at: '2026-11-01T10:00:09.000Z', event: 'completed', seq: 2, sender: 'w1', detail: 'all green' });
 
     const list = await mam(['job', 'list'], { cwd: ws });
     assert.equal(list.exitCode, 0, list.stderr);

@@ -46,18 +46,18 @@ describe('job store and audit log', () => {
     for (const bad of ['../x', 'a/b', '', '.', 'x'.repeat(200)]) assert.throws(() => cp.jobs.get(bad), /is not a job ID/);
   });
 
-  it('appends audit entries as whole lines and cuts a torn tail before appending', () => {
+  it('appends audit entries as whole lines and cuts a torn tail before appending', async () => {
     const cp = controlPlane(ws);
     const id = newJobId();
     const at = new Date().toISOString();
     cp.audit.writeMeta(id, { id });
-    cp.audit.append(id, { type: 'transition', at, from: null, to: 'registered' });
-    cp.audit.append(id, { type: 'event', at, event: 'started', seq: 1 });
+    await cp.audit.append(id, { type: 'transition', at, from: null, to: 'registered' });
+    await cp.audit.append(id, { type: 'event', at, event: 'started', seq: 1 });
     const file = path.join(cp.paths.auditJobDir(id), 'events.ndjson');
     fs.appendFileSync(file, '{"type":"event","at":"x","ev'); // a writer died mid-line
     assert.equal(cp.audit.readEntries(id).entries.length, 2, 'readers skip the torn line');
     assert.equal(cp.audit.readEntries(id).badLines, 0);
-    cp.audit.append(id, { type: 'event', at, event: 'completed', seq: 2 });
+    await cp.audit.append(id, { type: 'event', at, event: 'completed', seq: 2 });
     const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
     assert.equal(lines.length, 3);
     assert.deepEqual(lines.map((l) => JSON.parse(l).type), ['transition', 'event', 'event']);

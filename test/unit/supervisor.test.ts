@@ -260,6 +260,18 @@ describe('the job supervisor on a fake clock', () => {
 
   it('two supervisors (two processes) judging one job at the same moment decide once', async () => {
     const other = new JobLedger(cp, new MemoryLogger(), clockOf(clock));
+    // Each judgement ends in a transition, done or found decided: count those that returned.
+    let decided = 0;
+    for (const l of [ledger, other]) {
+      const transition = l.transition.bind(l);
+      l.transition = async (...args) => {
+        try {
+          return await transition(...args);
+        } finally {
+          decided++;
+        }
+      };
+    }
     supervise();
     const second = supervise({ ownerToken: 'me' }, other);
     barrier = 2;
@@ -267,7 +279,7 @@ describe('the job supervisor on a fake clock', () => {
     second.scan(); // the other process finds the job on disk
     await clock.tickAsync(10 * S);
     await reaches(job.id, 'failed');
-    await until(() => judged.length === 2);
+    await until(() => judged.length === 2 && decided === 2, 5_000, 'both supervisors to have judged');
     const ends = cp.audit.readEntries(job.id).entries.filter((e) => e.type === 'transition' && e.to === 'failed');
     assert.equal(ends.length, 1);
     const decisions = logs.flatMap((l) => l.lines).filter((l) => l.message.startsWith(`job ${job.id}: failed`));

@@ -57,9 +57,7 @@ export async function verifyJob(engine: JobEngine, jobId: string, commandLine: s
     at: isoOn(engine.clock),
     output_tail: output.trim().split('\n').slice(-20).join('\n'),
   };
-  await controlPlane.jobs.withJobLock(job.id, () => {
-    controlPlane.audit.append(job.id, { type: 'note', at: result.at, note: 'verify', command, exit_code: exitCode, passed: result.passed });
-  });
+  await controlPlane.jobs.withJobLock(job.id, () => controlPlane.audit.append(job.id, { type: 'note', at: result.at, note: 'verify', command, exit_code: exitCode, passed: result.passed }));
   await engine.ledger.patch(job.id, { verify: result });
   return result;
 }

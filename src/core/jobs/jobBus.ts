@@ -53,7 +53,10 @@ export class JobBus extends DisposableBase {
   readonly onDidReject = this.rejected.event;
   /** A retained or fresh state message: another process changed a job (views reload it from disk). */
   readonly onDidSeeState = this.stateSeen.event;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Everything received before the last message that was not about one job (see inTurn). */
+  private barrier: Promise<unknown> = Promise.resolve();
+  /** The last message of each job still being handled. */
+  private readonly turns = new Map<string, Promise<unknown>>();
   /** Jobs whose events arrived, with when: their outboxes are checked while the broker is up. */
   private readonly active = new Map<string, number>();
 
@@ -67,8 +70,8 @@ export class JobBus extends DisposableBase {
   ) {
     super();
     const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
-      // One message at a time: the ledger takes file locks, and order matters for seq.
-      this.queue = this.queue.then(() => this.handle(topic, payload, packet.retain === true)).catch((err: unknown) => this.logger.error(`subscriber: ${errorMessage(err)}`));
+      const handled = this.inTurn(topics.parse(topic)?.jobId, () => this.handle(topic, payload, packet.retain === true));
+      void handled.catch((err: unknown) => this.logger.error(`subscriber: ${errorMessage(err)}`));
     };
     client.on('message', onMessage);
     this._register(toDisposable(() => client.removeListener('message', onMessage)));
@@ -85,7 +88,32 @@ export class JobBus extends DisposableBase {
 
   /** Waits until every message received so far has been handled. */
   settled(): Promise<unknown> {
-    return this.queue;
+    return Promise.all([this.barrier, ...this.turns.values()]);
+  }
+
+  /**
+   * Orders the handling of messages: one job's in the order they came (seq order matters, and its
+   * lock is taken for each), different jobs' side by side — while one waits for the disk to
+   * fsync its audit line, the next job's event is taken on. A message about no one job (a runner's
+   * presence, a follower's topic) waits for everything before it, and everything after waits for it.
+   */
+  private inTurn(jobId: string | undefined, handle: () => Promise<void>): Promise<unknown> {
+    const settle = (p: Promise<unknown>): Promise<unknown> => p.catch(() => undefined);
+    if (jobId === undefined) {
+      const all = Promise.all([this.barrier, ...this.turns.values()].map(settle));
+      this.turns.clear();
+      const done = all.then(handle);
+      this.barrier = settle(done);
+      return done;
+    }
+    const before = this.turns.get(jobId);
+    const done = (before ? Promise.all([settle(before), this.barrier]) : this.barrier).then(handle);
+    const turn = settle(done);
+    this.turns.set(jobId, turn);
+    void turn.then(() => {
+      if (this.turns.get(jobId) === turn) this.turns.delete(jobId);
+    });
+    return done;
   }
 
   /**

@@ -65,9 +65,9 @@ export class JobLedger extends DisposableBase {
     if (token) writeJobToken(this.controlPlane.paths, record.id, token);
     const job = await this.controlPlane.jobs.create(record);
     const audit = this.controlPlane.audit;
-    await this.controlPlane.jobs.withJobLock(job.id, () => {
+    await this.controlPlane.jobs.withJobLock(job.id, async () => {
       audit.writeMeta(job.id, { id: job.id, session: job.session, type: job.type, role: job.role, created_at: job.created_at, parent_job: job.parent_job, brief: job.brief ?? null, target: job.target ?? null, timers: job.timers ?? null });
-      audit.append(job.id, { type: 'transition', at: job.created_at, from: null, to: job.state, reason: job.reason });
+      await audit.append(job.id, { type: 'transition', at: job.created_at, from: null, to: job.state, reason: job.reason });
       audit.writeStatus(job.id, statusOf(job));
     });
     this.known.set(job.id, fingerprint(job));
@@ -86,7 +86,7 @@ export class JobLedger extends DisposableBase {
     options: { fields?: Partial<JobRecord>; when?: (job: JobRecord) => boolean; note?: string; /** The pane's last screen, for the audit log. */ screen?: string } = {},
   ): Promise<JobRecord | undefined> {
     let change: JobChange | undefined;
-    await this.controlPlane.jobs.withJobLock(jobId, () => {
+    await this.controlPlane.jobs.withJobLock(jobId, async () => {
       const job = this.controlPlane.jobs.require(jobId);
       if (options.when && !options.when(job)) return;
       if (job.state !== to && !canTransition(job.state, to)) return;
@@ -94,7 +94,7 @@ export class JobLedger extends DisposableBase {
       const next: JobRecord = { ...job, ...options.fields, state: to, reason: reason ?? job.reason, updated_at: now };
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
       if (isTerminal(to) && options.note) next.why = options.note;
-      this.write(next, job, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
+      await this.write(next, job, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
       change = { job: next, previous: job.state };
     });
     return this.afterChange(change);
@@ -103,10 +103,10 @@ export class JobLedger extends DisposableBase {
   /** Changes fields of a job without a state change (delivery progress, pane pid …). */
   async patch(jobId: string, fields: Partial<JobRecord>): Promise<JobRecord> {
     let change: JobChange | undefined;
-    await this.controlPlane.jobs.withJobLock(jobId, () => {
+    await this.controlPlane.jobs.withJobLock(jobId, async () => {
       const job = this.controlPlane.jobs.require(jobId);
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
-      this.write(next, job, []);
+      await this.write(next, job, []);
       change = { job: next, previous: job.state, patched: true };
     });
     return (await this.afterChange(change))!;
@@ -115,11 +115,11 @@ export class JobLedger extends DisposableBase {
   /** `patch` only if `when` still holds under the lock (a reading of usage must not replace a newer one); undefined when nothing was done. */
   async patchIf(jobId: string, fields: Partial<JobRecord>, when: (job: JobRecord) => boolean): Promise<JobRecord | undefined> {
     let change: JobChange | undefined;
-    await this.controlPlane.jobs.withJobLock(jobId, () => {
+    await this.controlPlane.jobs.withJobLock(jobId, async () => {
       const job = this.controlPlane.jobs.require(jobId);
       if (!when(job)) return;
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
-      this.write(next, job, []);
+      await this.write(next, job, []);
       change = { job: next, previous: job.state, patched: true };
     });
     return this.afterChange(change);
@@ -139,7 +139,7 @@ export class JobLedger extends DisposableBase {
     if (!fs.existsSync(this.controlPlane.paths.jobFile(payload.job_id))) {
       return { status: 'rejected', reason: 'unknown_job', message: `event for unknown job ${payload.job_id}` };
     }
-    await jobs.withJobLock(payload.job_id, () => {
+    await jobs.withJobLock(payload.job_id, async () => {
       const job = jobs.require(payload.job_id);
       const token = readJobToken(this.controlPlane.paths, job.id);
       if (job.signed || token) {
@@ -192,7 +192,7 @@ export class JobLedger extends DisposableBase {
         if (isTerminal(effect.to)) next.finished_at = now;
         entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
       }
-      this.write(next, job, logged ? [] : entries);
+      await this.write(next, job, logged ? [] : entries);
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
     });
@@ -232,9 +232,9 @@ export class JobLedger extends DisposableBase {
    * power cut (`applyEvent` checks), which saves two of an event's three fsyncs. status.json is
    * replaced only when what it says changed (a progress or heartbeat changes nothing in it).
    */
-  private write(job: JobRecord, before: JobRecord, entries: AuditEntry[]): void {
+  private async write(job: JobRecord, before: JobRecord, entries: AuditEntry[]): Promise<void> {
     const audit = this.controlPlane.audit;
-    audit.appendAll(job.id, entries);
+    await audit.appendAll(job.id, entries);
     const afterEvent = entries.some((e) => e.type === 'event');
     writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`, { durable: !afterEvent });
     if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));

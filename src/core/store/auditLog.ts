@@ -53,12 +53,17 @@ export class AuditLog {
    * Appends one entry as one line and fsyncs. If a previous writer died mid-line, the torn tail is
    * cut off first, so every complete line stays parseable. Call under the job's lock.
    */
-  append(jobId: string, entry: AuditEntry): void {
-    this.appendAll(jobId, [entry]);
+  append(jobId: string, entry: AuditEntry): Promise<void> {
+    return this.appendAll(jobId, [entry]);
   }
 
-  /** Appends entries that belong together (a gap note, an event, its transition) in one write and one fsync. */
-  appendAll(jobId: string, entries: readonly AuditEntry[]): void {
+  /**
+   * Appends entries that belong together (a gap note, an event, its transition) in one write and
+   * one fsync. The fsync runs off the event loop: a process applying events of many jobs (the
+   * broker's warden beside its broker, an engine) goes on with the others while the disk
+   * answers, and fsyncs that overlap share the filesystem's journal commit.
+   */
+  async appendAll(jobId: string, entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const dir = this.dir(jobId);
     fs.mkdirSync(dir, { recursive: true });
@@ -68,7 +73,7 @@ export class AuditLog {
     try {
       cutTornTail(fd);
       fs.writeSync(fd, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-      fs.fsyncSync(fd);
+      await fsyncOffLoop(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -138,6 +143,10 @@ export class AuditLog {
     checkJobId(jobId);
     return this.paths.auditJobDir(jobId);
   }
+}
+
+function fsyncOffLoop(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 function cutTornTail(fd: number): void {
