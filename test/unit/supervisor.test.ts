@@ -279,7 +279,7 @@ describe('the job supervisor on a fake clock', () => {
     second.scan(); // the other process finds the job on disk
     await clock.tickAsync(10 * S);
     await reaches(job.id, 'failed');
-    await until(() => judged.length === 2 && decided === 2, 5_000, 'both supervisors to have judged');
+    await until(() => judged.length === 2 && decided === 2); // both supervisors judged
     const ends = cp.audit.readEntries(job.id).entries.filter((e) => e.type === 'transition' && e.to === 'failed');
     assert.equal(ends.length, 1);
     const decisions = logs.flatMap((l) => l.lines).filter((l) => l.message.startsWith(`job ${job.id}: failed`));

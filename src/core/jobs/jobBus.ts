@@ -8,7 +8,6 @@ import type { ControlPlane } from '../store/controlPlane';
 import { parseUntrusted, RejectedMessage, signatureOf, topics, validateEvent, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
 import { isAlive } from '../base/process';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
-import { readJobToken } from '../store/jobToken';
 import type { JobLedger } from './jobLedger';
 import { errorMessage } from '../base/errors';
 
@@ -174,7 +173,7 @@ export class JobBus extends DisposableBase {
     // A seq that overtook an earlier one left a gap; the earlier event, refused from the broker as
     // out of order, is in the agent's outbox already: take it from there now, not at a reconnect.
     if (outcome.status !== 'rejected' || outcome.reason === 'stale_seq') {
-      const job = this.controlPlane.jobs.get(payload.job_id);
+      const job = outcome.status === 'applied' ? outcome.job : this.controlPlane.jobs.get(payload.job_id);
       if (job && (job.missing ?? []).length > 0) await this.ledger.applyOutbox(job);
     }
   }
@@ -270,6 +269,6 @@ export class JobBus extends DisposableBase {
   }
 
   private tokenOf(jobId: string): string | undefined {
-    return readJobToken(this.controlPlane.paths, jobId);
+    return this.ledger.tokenOf(jobId);
   }
 }

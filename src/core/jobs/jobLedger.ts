@@ -48,6 +48,8 @@ export class JobLedger extends DisposableBase {
   readonly onDidEndJob = this.ended.event;
   /** What this process last knew of each job, to notice changes other processes made. */
   private readonly known = new Map<string, string>();
+  /** Jobs' signing tokens as read: a token is written once, before its job's record. */
+  private readonly tokens = new Map<string, string>();
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -141,7 +143,7 @@ export class JobLedger extends DisposableBase {
     }
     await jobs.withJobLock(payload.job_id, async () => {
       const job = jobs.require(payload.job_id);
-      const token = readJobToken(this.controlPlane.paths, job.id);
+      const token = this.tokenOf(job.id);
       if (job.signed || token) {
         if (payload.sig === undefined) return void (outcome = { status: 'rejected', reason: 'missing_signature', message: `unsigned ${payload.event} for signed job ${job.id}` });
         if (!token || !verifySignature(payload, token)) return void (outcome = { status: 'rejected', reason: 'bad_signature', message: `bad signature on ${payload.event} seq ${payload.seq} of job ${job.id}` });
@@ -238,6 +240,15 @@ export class JobLedger extends DisposableBase {
     const afterEvent = entries.some((e) => e.type === 'event');
     writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`, { durable: !afterEvent });
     if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));
+  }
+
+  /** The job's signing token, read once (undefined for an unsigned job). */
+  tokenOf(jobId: string): string | undefined {
+    const known = this.tokens.get(jobId);
+    if (known !== undefined) return known;
+    const token = readJobToken(this.controlPlane.paths, jobId);
+    if (token !== undefined) this.tokens.set(jobId, token);
+    return token;
   }
 
   /**
