@@ -6,7 +6,15 @@ import { newJobId } from '../../src/core/base/ids';
 import { RemainingLength } from '../../src/core/messaging/mqttWire';
 import { verifySignature, type EventPayload } from '../../src/core/messaging/protocol';
 import { writeJobToken } from '../../src/core/store/jobToken';
-import { controlPlane, jobRecord, mam, tempDir } from '../support/helpers';
+import { spawn } from 'node:child_process';
+import { CLI, controlPlane, jobRecord, mam, tempDir } from '../support/helpers';
+
+interface Answers {
+  connack: number;
+  puback: boolean;
+  /** PUBACK only once this has settled. */
+  pubackAfter?: Promise<void>;
+}
 
 interface Received {
   /** What the job's outbox held when the PUBLISH arrived, before the broker answered it. */
@@ -19,7 +27,7 @@ interface Received {
  * answers CONNECT with `connack` (a return code), and each PUBLISH — after reading the job's outbox
  * as it is at that moment — with a PUBACK, unless told to stay silent.
  */
-async function fakeBroker(outbox: string, answers: { connack: number; puback: boolean }): Promise<{ port: number; received: Received[]; connects: number; close(): Promise<void> }> {
+async function fakeBroker(outbox: string, answers: Answers): Promise<{ port: number; received: Received[]; connects: number; close(): Promise<void> }> {
   const received: Received[] = [];
   const sockets = new Set<net.Socket>();
   const state = { connects: 0 };
@@ -48,7 +56,7 @@ async function fakeBroker(outbox: string, answers: { connack: number; puback: bo
           const id = body.subarray(2 + topicLength, 4 + topicLength);
           const outboxThen = fs.existsSync(outbox) ? fs.readFileSync(outbox, 'utf8') : '';
           received.push({ outboxThen, payload: JSON.parse(body.subarray(4 + topicLength).toString('utf8')) as EventPayload });
-          if (answers.puback) socket.write(Buffer.concat([Buffer.from([0x40, 2]), id]));
+          if (answers.puback) void (answers.pubackAfter ?? Promise.resolve()).then(() => socket.write(Buffer.concat([Buffer.from([0x40, 2]), id])));
         }
       }
     });
@@ -72,7 +80,7 @@ describe('mam event: the outbox first, then the broker, then the exit', function
   this.timeout(60_000);
   const TOKEN = 'the-jobs-token';
 
-  async function setUp(answers: { connack: number; puback: boolean }) {
+  async function setUp(answers: Answers) {
     const workspace = tempDir();
     const cp = controlPlane(workspace);
     const id = newJobId();
@@ -85,7 +93,8 @@ describe('mam event: the outbox first, then the broker, then the exit', function
       mam(['event', event, '--job', id, '--detail', detail], { cwd: workspace, env: { ...process.env, MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(broker.port) } });
     const outboxLines = (): EventPayload[] => fs.readFileSync(path.join(jobDir, 'outbox.ndjson'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { payload: EventPayload }).payload);
     const acked = (): string | undefined => (fs.existsSync(path.join(jobDir, 'acked')) ? fs.readFileSync(path.join(jobDir, 'acked'), 'utf8').trim() : undefined);
-    return { broker, run, outboxLines, acked };
+    const env = { ...process.env, MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(broker.port) };
+    return { broker, run, outboxLines, acked, workspace, id, env };
   }
 
   it('each event is in the outbox, signed, before the broker receives it; acknowledged, it is marked so and said delivered', async () => {
@@ -138,6 +147,26 @@ describe('mam event: the outbox first, then the broker, then the exit', function
       assert.equal(broker.received.length, 0);
       assert.equal(outboxLines().at(-1)!.detail, 'refused');
       assert.equal(acked(), undefined);
+    } finally {
+      await broker.close();
+    }
+  });
+  it('its reader gone before the line is written (EPIPE): the event is still published and acknowledged, exit 0', async () => {
+    let readerGone!: () => void;
+    const gone = new Promise<void>((resolve) => (readerGone = resolve));
+    const { broker, outboxLines, acked, workspace, id, env } = await setUp({ connack: 0, puback: true, pubackAfter: gone });
+    try {
+      const child = spawn(process.execPath, [CLI, 'event', 'progress', '--job', id, '--detail', 'nobody reads this'], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+      // The broker acknowledges only once the reader of the command's stdout has closed, so its line meets a closed pipe.
+      child.stdout.once('close', () => readerGone());
+      child.stdout.destroy();
+      assert.equal(await exited, 0, stderr);
+      assert.equal(stderr, '');
+      assert.equal(outboxLines().at(-1)!.detail, 'nobody reads this');
+      assert.equal(acked(), '1');
     } finally {
       await broker.close();
     }
