@@ -55,14 +55,15 @@ export async function benchJobs(root: string, cli: string, runs: number): Promis
     // A cold `mam event` process, beside a bare node and mosquitto_pub on the same broker: each run
     // of the one right after the other, so the machine's other load falls on both alike. Timed
     // without NODE_EXTRA_CA_CERTS (coldEnv), as on most machines, and, when this machine sets it, also
-    // with it, where every node start reads that bundle of certificates first.
+    // with it, where every node start reads that bundle of certificates first. The goal is judged
+    // without it: a start slowed for every process alike makes any ratio look smaller.
     const eventArgs = [cli, 'event', 'progress', '--job', id, '--detail', 'cold'];
     const coldRows = (label: string, runEnv: NodeJS.ProcessEnv): Row[] => {
       const { reference: bare, measured: event } = alternate(runs, () => timeOnce(process.execPath, ['-e', '0'], { env: runEnv }), () => timeOnce(process.execPath, eventArgs, { cwd: ws, env: runEnv }));
       const bareP50 = percentile(bare, 50);
       return [
         { name: `\`node -e 0\`${label} (reference)`, p50: bareP50, p99: percentile(bare, 99) },
-        { name: `\`mam event progress\`${label} (cold process: outbox, sign, publish, PUBACK; the bundle's code cache written by an earlier run)`, p50: percentile(event, 50), p99: percentile(event, 99), reference: '`node -e 0`', ratio: `${(percentile(event, 50) / bareP50).toFixed(2)}×`, goal: '≤ 1.3×' },
+        { name: `\`mam event progress\`${label} (cold process: outbox, sign, publish, PUBACK; the bundle's code cache written by an earlier run)`, p50: percentile(event, 50), p99: percentile(event, 99), reference: '`node -e 0`', ratio: `${(percentile(event, 50) / bareP50).toFixed(2)}×`, ...(label ? {} : { goal: '≤ 1.3×' }) },
       ];
     };
     rows.push(...coldRows('', coldEnv(env)));

@@ -66,6 +66,10 @@ const webview = { entryPoints: ['src/webview/report.ts'], outfile: 'media/report
 
 mkdirSync('dist', { recursive: true });
 copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), 'dist/sql-wasm.wasm');
+// Node looks up the nearest package.json of every file it loads as a module, to learn its type:
+// without this one it parses the project's (47 KB, VS Code's manifest) in each short `mam` process
+// (~3 ms of a cold `mam event`'s CPU: docs/benchmarks.md). The bundles are CommonJS, as before.
+writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 if (watch) {
   for (const entry of entries) await (await esbuild.context({ ...common, ...entry })).watch();
   await (await esbuild.context(webview)).watch();

@@ -4,6 +4,7 @@
  * only what it needs: dist/cli-event.js for `mam event`, which agents run once per event,
  * dist/mcp.js for `mam mcp` (the MCP server), and dist/cli-main.js for everything else. Keeping them apart keeps both cold starts short.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { version } from '../../package.json';
 import { ExitCode } from '../core/base/errors';
@@ -11,6 +12,29 @@ import { requireWithCodeCache } from './codeCache';
 import type { CliIo } from './command';
 
 export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly string[]) => Promise<number> = runMam): void {
+  // `mam event` writes a line or two with no stream at all (a stream costs its cold start ~1-2 ms),
+  // and leaves as soon as its work has settled (below).
+  const event = argv[0] === 'event' && run === runMam;
+  const io = event ? directIo() : streamIo();
+  run(io, argv).then(
+    (code) => {
+      process.exitCode = code;
+      // Its work is all done once its promise settles — the event fsynced in the outbox, published
+      // and acknowledged or its warning written (synchronously), the outbox lock released — so it
+      // does not wait for its broker socket to finish closing.
+      if (event) process.exit(code);
+    },
+    (err: unknown) => {
+      io.stderr(`mam: internal error: ${String(err)}\n`);
+      process.exitCode = ExitCode.internal;
+    },
+  );
+}
+
+/** Nothing `mam` prints is obeyed by the terminal as a control sequence (agents' text is rendered visibly where it is formatted; this drops whatever slipped through). */
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+function streamIo(): CliIo {
   // `mam job list | head`: once the reader has gone, writing more is pointless, but the command
   // itself (a submit, a loop) must still finish its work; so stop writing instead of dying on EPIPE.
   const closed = { stdout: false, stderr: false };
@@ -20,30 +44,42 @@ export function boot(argv: readonly string[], run: (io: CliIo, argv: readonly st
       closed[name] = true;
     });
   }
-  // The last line of defence: nothing `mam` prints is obeyed by the terminal as a control sequence
-  // (agents' text is rendered visibly where it is formatted; this drops whatever slipped through).
-  const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-  const io: CliIo = {
+  return {
     stdout: (text: string) => void (closed.stdout || process.stdout.write(text.replace(CONTROLS, ''))),
     stderr: (text: string) => void (closed.stderr || process.stderr.write(text.replace(CONTROLS, ''))),
     cwd: process.cwd(),
     env: process.env,
   };
-  run(io, argv).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`mam: internal error: ${String(err)}\n`);
-      process.exitCode = ExitCode.internal;
-    },
-  );
+}
+
+/**
+ * Writes straight to file descriptors 1 and 2, whole and at once: `process.stdout` would load and
+ * build a stream for a line or two. A reader that has gone (EPIPE) stops the writing, as above; a
+ * pipe some other process left non-blocking is waited on (EAGAIN) rather than given up.
+ */
+function directIo(): CliIo {
+  const closed = new Set<number>();
+  const write = (fd: number, text: string): void => {
+    if (closed.has(fd)) return;
+    const bytes = Buffer.from(text.replace(CONTROLS, ''));
+    for (let done = 0; done < bytes.length; ) {
+      try {
+        done += fs.writeSync(fd, bytes, done);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') return void closed.add(fd);
+        if (code !== 'EAGAIN') throw err;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      }
+    }
+  };
+  return { stdout: (text) => write(1, text), stderr: (text) => write(2, text), cwd: process.cwd(), env: process.env };
 }
 
 /** `mam ARGV…` in this process. */
 export function runMam(io: CliIo, argv: readonly string[]): Promise<number> {
   // With V8's code cache (codeCache.ts): agents start this once per event, so its start-up is theirs.
-  if (argv[0] === 'event') return (requireWithCodeCache(path.join(__dirname, 'cli-event.js')) as typeof import('./event')).runEventCommand(argv.slice(1), io);
+  if (argv[0] === 'event') return (requireWithCodeCache(path.join(__dirname, 'cli-event.js'), require) as typeof import('./event')).runEventCommand(argv.slice(1), io);
   // `mam mcp` is a server that lives as long as its client: its bundle holds all it needs (and the MCP SDK).
   if (argv[0] === 'mcp' && !argv.includes('--help') && !argv.includes('-h')) {
     return (require(path.join(__dirname, 'mcp.js')) as typeof import('../mcp/main')).runMcp(argv.slice(1), io, path.join(__dirname, 'cli.js'));

@@ -13,13 +13,17 @@
  * not writable (a read-only install) nothing is written and every process compiles as before.
  */
 import * as fs from 'node:fs';
-import { createRequire, wrap } from 'node:module';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 
 const SUFFIX = '.v8cache';
 
-export function requireWithCodeCache(file: string): unknown {
+/**
+ * `file` as a CommonJS module, compiled with its cache. Its `require` is `own` — the caller's, when
+ * the caller's module is in the same folder, which resolves alike and spares loading node:module
+ * (~0.4 ms of a cold `mam event`) — or one made for it.
+ */
+export function requireWithCodeCache(file: string, own?: NodeJS.Require): unknown {
   const stat = fs.statSync(file, { bigint: true });
   const build = [stat.size, stat.mtimeNs, stat.ino].join('-');
   const runtime = `${process.version}-${process.arch}-${fnv1a([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0'))}`;
@@ -30,12 +34,15 @@ export function requireWithCodeCache(file: string): unknown {
   } catch {
     // none yet (or unreadable): compile from source
   }
-  const script = new vm.Script(wrap(fs.readFileSync(file, 'utf8')), { filename: file, ...(cachedData ? { cachedData } : {}) });
+  // Module.wrap's text, so that line and column numbers in stack traces stay the bundle's.
+  const source = `(function (exports, require, module, __filename, __dirname) { ${fs.readFileSync(file, 'utf8')}\n});`;
+  const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) process.once('exit', () => writeCache(script, file, build, cacheFile));
   const mod = { exports: {} as unknown };
   const run: unknown = script.runInThisContext();
   if (typeof run !== 'function') throw new Error(`${file} did not compile to a module`);
-  run.call(mod.exports, mod.exports, createRequire(file), mod, file, path.dirname(file));
+  const req = own ?? (require('node:module') as typeof import('node:module')).createRequire(file);
+  run.call(mod.exports, mod.exports, req, mod, file, path.dirname(file));
   return mod.exports;
 }
 

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { ExitCode, MamError, UsageError, errorMessage, isErrnoException } from '../core/base/errors';
+import { ExitCode, MamError, UsageError, errorMessage } from '../core/base/errors';
 import { printable } from '../core/base/ids';
 import { resolveConfig } from '../core/config/settings';
 import { findWorkspace } from '../core/config/workspace';
@@ -20,6 +20,7 @@ import { EVENT_NAMES, isEventName } from '../core/messaging/protocol';
 import { publishJobEvent } from '../core/messaging/publisher';
 import type { QuickEndpoint } from '../core/messaging/quickPublish';
 import { externalBroker, readEmbeddedEndpoint } from '../core/messaging/brokerEndpoint';
+import { parseStrictArgs, StrictArgsError } from './strictArgs';
 
 const HELP = `mam event — publish a job event (agents run this; the job's brief gives the exact lines)
 
@@ -90,26 +91,24 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
   }
 }
 
+const EVENT_OPTIONS = {
+  job: { type: 'string' },
+  event: { type: 'string' },
+  detail: { type: 'string' },
+  heartbeat: { type: 'string' },
+  report: { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 function parseEventArgs(argv: readonly string[]) {
   try {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        job: { type: 'string' },
-        event: { type: 'string' },
-        detail: { type: 'string' },
-        heartbeat: { type: 'string' },
-        report: { type: 'string' },
-        workspace: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    return parseStrictArgs(argv, EVENT_OPTIONS);
   } catch (err) {
-    const m = /'(-{1,2}[^'\s]+)/.exec(errorMessage(err));
-    throw new UsageError(`mam event: ${isErrnoException(err, 'ERR_PARSE_ARGS_UNKNOWN_OPTION') ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable(errorMessage(err).split('\n')[0]!, 200)}; see 'mam event --help'`);
+    if (!(err instanceof StrictArgsError)) throw err;
+    const m = /'(-{1,2}[^'\s]+)/.exec(err.message);
+    throw new UsageError(`mam event: ${err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable(err.message.split('\n')[0]!, 200)}; see 'mam event --help'`);
   }
 }
 

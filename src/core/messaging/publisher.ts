@@ -9,7 +9,7 @@ import { ControlPlanePaths } from '../store/paths';
 import { readJobToken } from '../store/jobToken';
 import { JobOutbox } from './outbox';
 import { MAX_DETAIL_CHARS, MAX_REPORT_BYTES, signatureOf, topics, workspaceIdOf, type EventName, type EventPayload } from './protocol';
-import { publishOnce, QuickPublishError, type QuickConnection, type QuickEndpoint } from './quickPublish';
+import { QuickConnection, QuickPublishError, type QuickEndpoint } from './quickPublish';
 
 export interface PublishRequest {
   workspace: string;
@@ -55,47 +55,75 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
   const token = readJobToken(paths, req.jobId);
   const outbox = new JobOutbox(paths.jobDir(req.jobId));
   const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
+  const clientId = `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  // A connection of its own is opened before the outbox is written, and the broker answers its
+  // CONNECT while the outbox is locked, appended and fsynced; nothing is published before that.
+  const own = req.connection || !req.endpoint ? undefined : new QuickConnection(req.endpoint, clientId);
+  if (own) {
+    own.open();
+    // One turn of the event loop: on a local broker the TCP connection is up by then and the
+    // CONNECT goes out now, not after the outbox work (which never waits on the network).
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  try {
+    return await withLock(paths.lock(`outbox-${req.jobId}`), () => appendAndPublish(req, { outbox, detail, report, token, topic, connection: own ?? req.connection }), {
+      what: `the outbox of job ${req.jobId}`,
+      timeoutMs: 60_000,
+    });
+  } finally {
+    own?.close();
+  }
+}
 
-  return withLock(paths.lock(`outbox-${req.jobId}`), async () => {
-    const backlog = outbox.pending();
-    const seq = outbox.allocateSeq();
-    const payload: EventPayload = {
-      v: 1,
-      job_id: req.jobId,
-      event: req.event,
-      seq,
-      ts: new Date().toISOString(),
-      sender: req.sender,
-      detail,
-      ...(req.heartbeat !== undefined ? { heartbeat: req.heartbeat } : {}),
-      ...(report ? { report } : {}),
-    };
-    if (token) payload.sig = signatureOf(payload, token);
-    outbox.append(payload);
+interface Prepared {
+  outbox: JobOutbox;
+  detail: string | null;
+  report: { name: string; content: string } | undefined;
+  token: string | undefined;
+  topic: string;
+  /** Undefined when there is no broker to publish to. */
+  connection: QuickConnection | undefined;
+}
 
-    if (!req.endpoint) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
-    const toSend = [...backlog, payload];
-    const clientId = `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    // An agent waits for this command inside its turn: a broker that is down or frozen costs it
-    // about a second, then the event waits in the outbox, which every subscriber drains.
-    const deadline = Date.now() + (req.retryBudgetMs ?? 1000);
-    let problem = '';
-    for (let attempt = 0, backoff = 100; ; attempt++, backoff = Math.min(backoff * 2, 1000)) {
-      try {
-        const messages = toSend.map((p) => ({ topic, payload: JSON.stringify(p) }));
-        const budget = Math.max(100, deadline - Date.now());
-        await (req.connection ? req.connection.publish(messages, budget) : publishOnce(req.endpoint, clientId, messages, budget));
-        outbox.markAcked(payload.seq);
-        return { payload, delivered: true, flushed: backlog.length };
-      } catch (err) {
-        problem = errorMessage(err);
-        if (err instanceof QuickPublishError && err.kind === 'refused') break;
-        if (Date.now() + backoff >= deadline) break;
-        await sleep(backoff);
-      }
+/** Under the job's outbox lock: the next seq, the signed event appended with fsync, then the backlog and the event published. */
+async function appendAndPublish(req: PublishRequest, { outbox, detail, report, token, topic, connection }: Prepared): Promise<PublishResult> {
+  const backlog = outbox.pending();
+  const seq = outbox.allocateSeq();
+  const payload: EventPayload = {
+    v: 1,
+    job_id: req.jobId,
+    event: req.event,
+    seq,
+    ts: new Date().toISOString(),
+    sender: req.sender,
+    detail,
+    ...(req.heartbeat !== undefined ? { heartbeat: req.heartbeat } : {}),
+    ...(report ? { report } : {}),
+  };
+  if (token) payload.sig = signatureOf(payload, token);
+  outbox.append(payload);
+
+  if (!connection) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
+  const toSend = [...backlog, payload];
+  // An agent waits for this command inside its turn: a broker that is down or frozen costs it
+  // about a second, then the event waits in the outbox, which every subscriber drains.
+  const deadline = Date.now() + (req.retryBudgetMs ?? 1000);
+  let problem = '';
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, 1000)) {
+    try {
+      const messages = toSend.map((p) => ({ topic, payload: JSON.stringify(p) }));
+      const budget = Math.max(100, deadline - Date.now());
+      await connection.publish(messages, budget);
+      outbox.markAcked(payload.seq);
+      return { payload, delivered: true, flushed: backlog.length };
+    } catch (err) {
+      problem = errorMessage(err);
+      if (err instanceof QuickPublishError && err.kind === 'refused') break;
+      if (Date.now() + backoff >= deadline) break;
+      await sleep(backoff);
     }
-    return { payload, delivered: false, flushed: 0, problem };
-  }, { what: `the outbox of job ${req.jobId}`, timeoutMs: 60_000 });
+  }
+  return { payload, delivered: false, flushed: 0, problem };
 }
 
 function readReport(file: string): { name: string; content: string } {

@@ -67,6 +67,15 @@ export class QuickConnection {
     private readonly clientId: string,
   ) {}
 
+  /**
+   * Starts connecting now, so that the TCP and MQTT handshakes run beside what the caller does next
+   * (`mam event` writes its outbox meanwhile). A failure is kept for nobody: the next publish
+   * connects again, as it would without this.
+   */
+  open(): void {
+    this.connect().catch(() => undefined);
+  }
+
   /** Publishes `messages` at QoS 1 in order; resolves once the broker acknowledged every one. */
   async publish(messages: readonly QuickMessage[], timeoutMs = 5000): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
