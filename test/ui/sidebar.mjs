@@ -61,8 +61,28 @@ const agent = (name, role, mode, extra = [], cwd = ws) =>
   mam('session', 'create', '--agent', 'claude', '--name', name, '--role', role, '--cwd', cwd, '--command', [process.execPath, FAKE, '--as', 'claude', '--mode', mode, ...extra].map((w) => JSON.stringify(w)).join(' '));
 const run = (...args) => spawnSync(process.execPath, [path.join(ROOT, 'scripts/vscode/run.mjs'), ...args], { stdio: 'inherit', cwd: ROOT }).status;
 
+/**
+ * What the installed extension runs besides its CLI: `mam mcp` (the server it offers to agent
+ * mode) answers `tools/list`, and the seeds' `multi-agent-mux-delegate-job` answers. Their bundles
+ * were once left out of the VSIX while the development build worked.
+ */
+function checkInstalledBundles() {
+  const requests = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ui-check', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  ];
+  const r = spawnSync(process.execPath, [CLI, 'mcp', '--workspace', ws], { cwd: ws, env, encoding: 'utf8', input: requests.map((m) => JSON.stringify(m)).join('\n') + '\n', timeout: 30_000 });
+  const listed = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === 2);
+  if (!listed?.result?.tools?.some((t) => t.name === 'job_submit')) throw new Error(`the installed extension's mam mcp did not list its tools (exit ${r.status}): ${r.stderr}${r.stdout}`);
+  const seeds = spawnSync(process.execPath, [path.join(path.dirname(CLI), 'delegate-job.js'), '--help'], { cwd: ws, env, encoding: 'utf8' });
+  if (seeds.status !== 0) throw new Error(`the installed multi-agent-mux-delegate-job --help exited ${seeds.status}: ${seeds.stderr}`);
+  console.log(`[ui] installed: mam mcp lists ${listed.result.tools.length} tools; multi-agent-mux-delegate-job answers`);
+}
+
 let code = 1;
 try {
+  checkInstalledBundles();
   agent('creator-1', 'creator', 'work');
   agent('reviewer-1', 'reviewer', 'heartbeats');
   agent('tester-1', 'worker', 'permission', ['--work-ms', '600000']);
