@@ -92,7 +92,7 @@ describe('mam event: the outbox first, then the broker, then the exit', function
     const run = (event: string, detail: string) =>
       mam(['event', event, '--job', id, '--detail', detail], { cwd: workspace, env: { ...process.env, MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(broker.port) } });
     const outboxLines = (): EventPayload[] => fs.readFileSync(path.join(jobDir, 'outbox.ndjson'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { payload: EventPayload }).payload);
-    const acked = (): string | undefined => (fs.existsSync(path.join(jobDir, 'acked')) ? fs.readFileSync(path.join(jobDir, 'acked'), 'utf8').trim() : undefined);
+    const acked = (): string | undefined => (fs.existsSync(path.join(jobDir, 'acked')) ? fs.readFileSync(path.join(jobDir, 'acked'), 'utf8').trim().replace(/^0+(?=\d)/, '') : undefined); // zero-padded in place (outbox.ts)
     const env = { ...process.env, MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(broker.port) };
     return { broker, run, outboxLines, acked, workspace, id, env };
   }

@@ -215,7 +215,7 @@ describe('the job supervisor on a fake clock', () => {
     const outbox = new JobOutbox(cp.paths.jobDir(job.id));
     for (const event of ['started', 'completed'] as const) {
       outbox.allocateSeq();
-      outbox.append(payload(job.id, event));
+      await outbox.append(payload(job.id, event));
     }
     await clock.tickAsync(10 * S);
     assert.deepEqual(judged, [job.id], 'the timer came due');
@@ -229,7 +229,7 @@ describe('the job supervisor on a fake clock', () => {
     const outbox = new JobOutbox(cp.paths.jobDir(job.id));
     outbox.allocateSeq(); // seq 1: the `started` above, which the broker brought
     outbox.allocateSeq();
-    outbox.append(payload(job.id, 'heartbeat')); // seq 2, never seen by a subscriber
+    await outbox.append(payload(job.id, 'heartbeat')); // seq 2, never seen by a subscriber
     await clock.tickAsync(20 * S);
     assert.deepEqual(judged, [job.id], 'the timer came due');
     await until(() => cp.jobs.require(job.id).seq === 2);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readIfExists } from '../store/atomicFile';
+import { fsyncOffLoop, readIfExists } from '../store/atomicFile';
 import { parseJsonLines } from '../base/jsonLines';
 import { lazy, lit, obj } from '../base/schema';
 import { eventSchema, type EventPayload } from './protocol';
@@ -42,9 +42,10 @@ export class JobOutbox {
     return next;
   }
 
-  append(payload: EventPayload): void {
+  /** Appends the event and resolves once it is on disk (fsynced). */
+  append(payload: EventPayload): Promise<void> {
     fs.mkdirSync(this.jobDir, { recursive: true });
-    appendLine(this.file, JSON.stringify({ t: 'event', payload }));
+    return appendLine(this.file, JSON.stringify({ t: 'event', payload }));
   }
 
   /** Records that the broker acknowledged every event up to `seq`. */
@@ -103,7 +104,7 @@ function writeCounter(file: string, value: number): void {
 }
 
 /** Appends one whole line and fsyncs; a torn last line from a crash is terminated first. */
-function appendLine(file: string, line: string): void {
+async function appendLine(file: string, line: string): Promise<void> {
   const fd = fs.openSync(file, 'a+');
   try {
     const size = fs.fstatSync(fd).size;
@@ -114,7 +115,7 @@ function appendLine(file: string, line: string): void {
       if (last[0] !== 0x0a) prefix = '\n';
     }
     fs.writeSync(fd, `${prefix}${line}\n`);
-    fs.fsyncSync(fd);
+    await fsyncOffLoop(fd);
   } finally {
     fs.closeSync(fd);
   }

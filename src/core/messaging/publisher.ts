@@ -101,7 +101,7 @@ async function appendAndPublish(req: PublishRequest, { outbox, detail, report, t
     ...(report ? { report } : {}),
   };
   if (token) payload.sig = signatureOf(payload, token);
-  outbox.append(payload);
+  await outbox.append(payload);
 
   if (!connection) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
   const toSend = [...backlog, payload];

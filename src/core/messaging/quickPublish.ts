@@ -69,12 +69,17 @@ export class QuickConnection {
 
   /**
    * Starts connecting now, so that the TCP and MQTT handshakes run beside what the caller does next
-   * (`mam event` writes its outbox meanwhile). A failure is kept for nobody: the next publish
-   * connects again, as it would without this.
+   * (`mam event` writes its outbox meanwhile). The first publish takes this attempt's outcome, a
+   * refusal included (it is not asked again); later ones connect again when they must.
    */
   open(): void {
-    this.connect().catch(() => undefined);
+    const attempt = this.connect();
+    attempt.catch(() => undefined);
+    this.early = attempt;
   }
+
+  /** The attempt `open` started, until a publish takes it. */
+  private early: Promise<net.Socket> | undefined;
 
   /** Publishes `messages` at QoS 1 in order; resolves once the broker acknowledged every one. */
   async publish(messages: readonly QuickMessage[], timeoutMs = 5000): Promise<void> {
@@ -86,7 +91,9 @@ export class QuickConnection {
       }, timeoutMs);
     });
     try {
-      const socket = await Promise.race([this.connect(), timeout]);
+      const attempt = this.early ?? this.connect();
+      this.early = undefined;
+      const socket = await Promise.race([attempt, timeout]);
       const acks = messages.map((m) => {
         const id = this.allocateId();
         const acked = new Promise<void>((resolve, fail) => this.waiting.set(id, { resolve, fail }));

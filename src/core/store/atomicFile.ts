@@ -70,6 +70,14 @@ export function fsyncDirectory(dir: string): void {
   }
 }
 
+/**
+ * fsync on libuv's thread pool: the process goes on (other jobs' events, a broker beside it) while
+ * the disk answers, and fsyncs that overlap share one journal commit.
+ */
+export function fsyncOffLoop(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
 /** Reads a file, or returns undefined when it does not exist. */
 export function readIfExists(file: string): Buffer | undefined {
   try {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { CorruptStoreError } from '../base/errors';
 import { parseJsonLines } from '../base/jsonLines';
 import { anything, int, lit, nullable, obj, optional, parse, record, str, variant, type Schema } from '../base/schema';
-import { fsyncDirectory, readIfExists, writeFileAtomic } from './atomicFile';
+import { fsyncDirectory, fsyncOffLoop, readIfExists, writeFileAtomic } from './atomicFile';
 import type { ControlPlanePaths } from './paths';
 import { checkJobId } from './jobStore';
 
@@ -143,10 +143,6 @@ export class AuditLog {
     checkJobId(jobId);
     return this.paths.auditJobDir(jobId);
   }
-}
-
-function fsyncOffLoop(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 function cutTornTail(fd: number): void {
