@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { version } from '../../package.json';
-import { ExitCode } from '../core/base/errors';
+import { ExitCode, isErrnoException } from '../core/base/errors';
 import { requireWithCodeCache } from './codeCache';
 import type { CliIo } from './command';
 
@@ -66,9 +66,8 @@ function directIo(): CliIo {
       try {
         done += fs.writeSync(fd, bytes, done);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EPIPE') return void closed.add(fd);
-        if (code !== 'EAGAIN') throw err;
+        if (isErrnoException(err, 'EPIPE')) return void closed.add(fd);
+        if (!isErrnoException(err, 'EAGAIN')) throw err;
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       }
     }

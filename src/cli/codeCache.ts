@@ -38,7 +38,7 @@ export function requireWithCodeCache(file: string, own?: NodeJS.Require): unknow
   const source = `(function (exports, require, module, __filename, __dirname) { ${fs.readFileSync(file, 'utf8')}\n});`;
   const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) process.once('exit', () => writeCache(script, file, build, cacheFile));
-  const mod = { exports: {} as unknown };
+  const mod: { exports: unknown } = { exports: {} };
   const run: unknown = script.runInThisContext();
   if (typeof run !== 'function') throw new Error(`${file} did not compile to a module`);
   const req = own ?? (require('node:module') as typeof import('node:module')).createRequire(file);

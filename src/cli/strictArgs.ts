@@ -80,7 +80,7 @@ export function parseStrictArgs<S extends Record<string, OptionSpec>>(args: read
     }
   }
 
-  const values: Record<string, string | boolean> = Object.create(null) as Record<string, string | boolean>;
+  const values: Record<string, string | boolean> = Object.create(null);
   const positionals: string[] = [];
   for (const token of tokens) {
     if ('positional' in token) {
