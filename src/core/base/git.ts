@@ -22,7 +22,8 @@ import { findGitDirs } from './gitDirs';
  * - submodule update commands (`submodule.<name>.update = !cmd`): callers pass `--checkout`.
  */
 export async function gitExec(cwd: string, args: readonly string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number; input?: string } = {}): Promise<ExecResult> {
-  const env = { ...BASE_ENV, ...options.env };
+  // The whole environment, once: the flags are keyed by it, and git gets it.
+  const env = { ...process.env, ...BASE_ENV, ...options.env };
   const trusted = await trustedOverrides(cwd, env);
   return run(trusted, args, { cwd, env, timeoutMs: options.timeoutMs ?? 120_000, input: options.input });
 }
@@ -33,10 +34,11 @@ export async function gitExec(cwd: string, args: readonly string[], options: { e
  * runs dozens of gits). Resolves whatever the exit code; rejects when git cannot start, is killed
  * (a timeout) or writes more than 100 MB.
  */
-function run(overrides: readonly string[], args: readonly string[], options: { cwd: string; env: Record<string, string | undefined>; timeoutMs: number; input?: string | undefined }): Promise<ExecResult> {
-  const { cwd, timeoutMs: timeout } = options;
+function run(overrides: readonly string[], args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; input?: string | undefined }): Promise<ExecResult> {
+  const { cwd, env, timeoutMs: timeout } = options;
   return new Promise((resolve, reject) => {
-    const child = execFile('git', [...overrides, ...args], { cwd, env: { ...process.env, ...options.env }, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+    // (node leaves out a variable whose value is undefined: BASE_ENV's.)
+    const child = execFile('git', [...overrides, ...args], { cwd, env, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (!err) return resolve({ exitCode: 0, stdout, stderr });
       if (typeof err.code === 'number') return resolve({ exitCode: err.code, stdout, stderr });
       if (err.code === 'ENOENT') return reject(notStarted('git', cwd));
@@ -93,16 +95,15 @@ const byFolder = new Map<string, { at: number; args: Promise<string[]> }>();
 const byRepository = new Map<string, { at: number; lookup: Promise<Lookup> }>();
 const CACHE_MS = 2_000;
 
-/** The `-c` arguments for `cwd`: the fixed ones, then the neutralized repository-defined programs. */
-function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+/** The `-c` arguments for `cwd` and the whole environment `env`: the fixed ones, then the neutralized repository-defined programs. */
+function trustedOverrides(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   const now = Date.now();
-  const effective = { ...process.env, ...env };
-  const reads = configEnvironment(effective);
+  const reads = configEnvironment(env);
   const key = `${cwd}\0${reads}`;
   const cached = byFolder.get(key);
   if (cached && now - cached.at < CACHE_MS) return cached.args;
   forgetOlderThan(now - CACHE_MS);
-  const common = sharedGitDir(cwd, effective);
+  const common = sharedGitDir(cwd, env);
   const repoKey = common === undefined ? undefined : `${common}\0${reads}`;
   const shared = repoKey === undefined ? undefined : byRepository.get(repoKey);
   if (shared && now - shared.at < CACHE_MS) {
@@ -128,8 +129,11 @@ function forgetOlderThan(then: number): void {
 /** Variables set per call that change no configuration git reads. */
 const PER_CALL = /^GIT_(INDEX_FILE|AUTHOR_\w+|COMMITTER_\w+)$/;
 
+/** The environment as a key (in its own order: a variable set anew may reorder it, and then a lookup is only not shared). */
 function configEnvironment(env: NodeJS.ProcessEnv): string {
-  return Object.keys(env).filter((k) => env[k] !== undefined && !PER_CALL.test(k)).sort().map((k) => `${k}=${env[k]}`).join('\0');
+  let key = '';
+  for (const k in env) if (env[k] !== undefined && !PER_CALL.test(k)) key += `${k}=${env[k]}\0`;
+  return key;
 }
 
 /**
@@ -166,7 +170,7 @@ interface Lookup {
   sameForEveryWorktree: boolean;
 }
 
-async function lookUpOverrides(cwd: string, env: Record<string, string | undefined>): Promise<Lookup> {
+async function lookUpOverrides(cwd: string, env: NodeJS.ProcessEnv): Promise<Lookup> {
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
   // (local, worktree) from the user's (global, system). NUL-separated: a value holding a line break
