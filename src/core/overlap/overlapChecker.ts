@@ -8,6 +8,7 @@ import { ChangeReader } from './checkoutChanges';
 import { CheckoutWatches } from './checkoutWatches';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
 import { outcomeCarries } from './mergeCarry';
+import { changedSide, mergeCannotConflict, type ChangedSide } from './mergeSkip';
 import { MergePredictor, type MergeOutcome } from './mergePrediction';
 import type { PathStatuses } from './nameStatus';
 import { statusesOf } from './rawDiff';
@@ -55,17 +56,21 @@ export class OverlapChecker implements Disposable {
   private readonly changes: ChangeReader;
   private readonly merges = new MergePredictor();
   private readonly concurrency: number;
+  private readonly oneShot: boolean;
   private readonly clock: Clock;
   private readonly watches: CheckoutWatches | undefined;
   /** Something a watched checker watches moved: a look now would read it (never fires without `watch`). */
   readonly onDidMove: Event<void>;
   /** What the last look read (tests and the benchmark show that a look read only what moved). */
   lastWork: LookWork = { read: [], listed: [] };
+  /** How many merges the last look asked git for (the others were known, carried, or could not conflict). */
+  lastMerges = 0;
 
   constructor(options: OverlapCheckerOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
     this.clock = options.clock ?? systemClock;
-    this.changes = new ChangeReader({ keep: !options.oneShot });
+    this.oneShot = options.oneShot === true;
+    this.changes = new ChangeReader({ keep: !this.oneShot });
     const watch = options.watch === true ? {} : options.watch || undefined;
     this.watches = watch && new CheckoutWatches({ clock: this.clock, ...watch });
     this.onDidMove = this.watches?.onDidMove ?? (() => ({ dispose() {} }));
@@ -88,6 +93,7 @@ export class OverlapChecker implements Disposable {
     this.snapshotCommits.clear();
     this.moved.clear();
     this.lastWork = { read: [], listed: [] };
+    const mergesBefore = this.merges.asked;
     const located = await this.locator.locate(rows);
     this.watches?.beginLook();
     const skipped: SkippedSession[] = [...located.skipped];
@@ -107,13 +113,14 @@ export class OverlapChecker implements Disposable {
     }
     const unchanged = compared.size === this.compared.size && [...compared].every(([dir, c]) => this.compared.get(dir) === c);
     this.compared = compared;
-    // What no checkout uses any more is forgotten (nothing to forget when nothing changed).
-    if (!unchanged) {
+    // What no checkout uses any more is forgotten (nothing to forget when nothing changed, or after the one look).
+    if (!unchanged && !this.oneShot) {
       this.changes.retain(checkouts);
       this.merges.retain(new Set(this.snapshotCommits.values()));
     }
     this.watches?.retain(new Set(checkouts.map((c) => c.checkout)));
     for (const commonDir of this.heads.keys()) if (!located.repositories.has(commonDir)) this.heads.delete(commonDir);
+    this.lastMerges = this.merges.asked - mergesBefore;
     this.lastWork.read.sort(cmp);
     this.lastWork.listed.sort(cmp);
     this.last = new Map(checkouts.map((c) => [c.checkout, { head: c.head, base: c.base, tree: c.tree, commit: this.snapshotCommits.get(c.checkout) }]));
@@ -241,6 +248,7 @@ export class OverlapChecker implements Disposable {
       const inB = new Set(b.files);
       return a.files.filter((f) => inB.has(f));
     });
+    await this.skipCleanMerges(candidates, commits, shared);
     // The line ranges of the files both sides change while git merges (a conflict in a file only
     // one side changed, as a rename against an edit, asks for its own afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
@@ -281,6 +289,30 @@ export class OverlapChecker implements Disposable {
       files: paths.map((path) => ({ path, a_lines: ranges.get(a)?.get(path) ?? [], b_lines: ranges.get(b)?.get(path) ?? [], conflict: conflicts.has(path) })),
       ...(error === undefined ? {} : { merge_error: printable(error) }),
     }));
+  }
+
+  /**
+   * Pairs that share no file and whose merge cannot conflict (mergeSkip.ts) are recorded as merged
+   * cleanly, without git: in a first look most pairs of many checkouts are such. Needs the two
+   * HEADs' merge-bases (named by the git that found the bases, else one `git rev-parse` for all).
+   */
+  private async skipCleanMerges(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>, shared: ReadonlyArray<readonly string[]>): Promise<void> {
+    const open = [...candidates.keys()].filter((i) => {
+      const [a, b] = candidates[i]!;
+      return shared[i]!.length === 0 && !this.merges.known(commits[i]!) && a.base === b.base && !this.changes.ownFilesDiffer(a.base, a.tree) && !this.changes.ownFilesDiffer(b.base, b.tree);
+    });
+    if (open.length === 0) return;
+    const bases = await this.changes.mergeBasesOf(candidates[open[0]!]![0].checkout, open.map((i) => [candidates[i]![0].head, candidates[i]![1].head] as const));
+    const sides = new Map<CheckoutChanges, ChangedSide>();
+    const of = async (c: CheckoutChanges): Promise<ChangedSide> => {
+      if (!sides.has(c)) sides.set(c, changedSide(await this.changes.statuses(c.checkout, c.base, c.tree)));
+      return sides.get(c)!;
+    };
+    for (const [n, i] of open.entries()) {
+      const [a, b] = candidates[i]!;
+      if (bases[n]!.length !== 1 || bases[n]![0] !== a.base) continue;
+      if (mergeCannotConflict(await of(a), await of(b))) this.merges.carry(commits[i]!, { conflicts: [] });
+    }
   }
 
   /**
