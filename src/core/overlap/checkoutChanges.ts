@@ -9,7 +9,9 @@ import { composeRaw, parseRaw, splitStdinDiffs, statusesOf, type RawChange, type
 import { SnapshotIndexes, type SnapshotLook } from './snapshotIndexes';
 
 const DIFF_TREE = ['diff-tree', '--stdin', '--always', '-r', '-z', '--no-renames'] as const;
-const PATCH = ['diff-tree', '--stdin', '--always', '-r', '-p', '-U0', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
+// --full-index: each patch's `index` line names whole object IDs, so git does not read every
+// loose-object folder to find the shortest unique ones (no line of it is read here).
+const PATCH = ['diff-tree', '--stdin', '--always', '-r', '-p', '-U0', '--full-index', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
 
 /**
  * Checkouts' changes against their bases, with what does not change between two looks remembered
@@ -203,7 +205,9 @@ export class ChangeReader implements Disposable {
    */
   private async symmetric(checkout: string, pairs: ReadonlyArray<readonly [string, string]>, treeOf?: string): Promise<string[][] | undefined> {
     if (pairs.length === 0) return [];
-    const r = await gitExec(checkout, ['rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
+    // Full object IDs only: git's check that none is also a ref name (a warning, one lookup per
+    // ref folder and name) changes no answer.
+    const r = await gitExec(checkout, ['-c', 'core.warnAmbiguousRefs=false', 'rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
     if (r?.exitCode !== 0) return undefined;
     const lines = r.stdout.split('\n').filter((l) => l !== '');
     const tree = treeOf ? lines.pop() : undefined;
