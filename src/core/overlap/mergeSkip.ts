@@ -38,8 +38,9 @@ export function mergeCannotConflict(x: ChangedSide, y: ChangedSide): boolean {
   if (x.deletes || y.deletes) return false;
   const [small, large] = x.paths.size <= y.paths.size ? [x, y] : [y, x];
   for (const p of small.paths.keys()) if (large.paths.has(p)) return false;
+  // A side's changes sit in few folders: asked of the other side's paths, not the reverse.
   for (const [side, other] of [[x, y], [y, x]] as const) {
-    for (const p of side.paths.keys()) if (other.folders.has(p)) return false;
+    for (const folder of other.folders) if (side.paths.has(folder)) return false;
   }
   return true;
 }

@@ -244,8 +244,9 @@ export class OverlapChecker implements Disposable {
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
     await this.carryOutcomes(candidates, commits);
+    const fileSets = new Map(sorted.map((c) => [c, new Set(c.files)]));
     const shared = candidates.map(([a, b]) => {
-      const inB = new Set(b.files);
+      const inB = fileSets.get(b)!;
       return a.files.filter((f) => inB.has(f));
     });
     await this.skipCleanMerges(candidates, commits, shared);
@@ -253,7 +254,12 @@ export class OverlapChecker implements Disposable {
     // one side changed, as a rename against an edit, asks for its own afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
     for (const [i, [a, b]] of candidates.entries()) {
-      for (const side of [a, b]) sharedSides.set(side, new Set([...(sharedSides.get(side) ?? []), ...shared[i]!]));
+      if (shared[i]!.length === 0) continue;
+      for (const side of [a, b]) {
+        const files = sharedSides.get(side) ?? new Set<string>();
+        for (const f of shared[i]!) files.add(f);
+        sharedSides.set(side, files);
+      }
     }
     const [outcomes] = await Promise.all([
       this.merges.predict(sorted[0]!.checkout, commits),
