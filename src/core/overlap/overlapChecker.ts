@@ -243,15 +243,14 @@ export class OverlapChecker implements Disposable {
     const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
-    await this.carryOutcomes(candidates, commits);
     const fileSets = new Map(sorted.map((c) => [c, new Set(c.files)]));
     const shared = candidates.map(([a, b]) => {
       const inB = fileSets.get(b)!;
       return a.files.filter((f) => inB.has(f));
     });
-    await this.skipCleanMerges(candidates, commits, shared);
-    // The line ranges of the files both sides change while git merges (a conflict in a file only
-    // one side changed, as a rename against an edit, asks for its own afterwards).
+    // The line ranges of the files both sides change, asked first: they are most of what is left
+    // to do, and need no merge (a conflict in a file only one side changed, as a rename against an
+    // edit, asks for its own afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
     for (const [i, [a, b]] of candidates.entries()) {
       if (shared[i]!.length === 0) continue;
@@ -261,10 +260,11 @@ export class OverlapChecker implements Disposable {
         sharedSides.set(side, files);
       }
     }
-    const [outcomes] = await Promise.all([
-      this.merges.predict(sorted[0]!.checkout, commits),
-      this.changes.lineRanges(sorted[0]!.checkout, [...sharedSides].map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] }))),
-    ]);
+    const sharedRanges = this.changes.lineRanges(sorted[0]!.checkout, [...sharedSides].map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] })));
+    sharedRanges.catch(() => undefined); // (awaited below, unless a merge step fails first)
+    await this.carryOutcomes(candidates, commits);
+    await this.skipCleanMerges(candidates, commits, shared);
+    const [outcomes] = await Promise.all([this.merges.predict(sorted[0]!.checkout, commits), sharedRanges]);
 
     const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
     for (const [i, [a, b]] of candidates.entries()) {
