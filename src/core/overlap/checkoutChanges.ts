@@ -78,6 +78,16 @@ export class ChangeReader implements Disposable {
     if (this.ownDiffer.has(`${base} ${from}`) || [...moved.keys()].some(isOwnFile)) this.ownDiffer.add(`${base} ${to}`);
   }
 
+  /** The diff `base → tree` if known (diffsOf's, MAM's own files left out). */
+  knownDiff(base: string, tree: string): RawDiff | undefined {
+    return this.diffs.get(`${base} ${tree}`);
+  }
+
+  /** Every merge-base of two commits if known (basesOf names those of every two HEADs). */
+  knownMergeBases(x: string, y: string): readonly string[] | undefined {
+    return x === y ? [x] : this.mergeBaseLists.get(pairKey([x, y]));
+  }
+
   /** Whether MAM's own files (`.mam/`, `.mam.env`) differ between base and tree: the diff leaves them out, a merge of the trees does not. */
   ownFilesDiffer(base: string, tree: string): boolean {
     return this.ownDiffer.has(`${base} ${tree}`);

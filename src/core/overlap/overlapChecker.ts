@@ -250,9 +250,10 @@ export class OverlapChecker implements Disposable {
       const inB = fileSets.get(b)!;
       return a.files.filter((f) => inB.has(f));
     });
-    // The line ranges of the files both sides change, asked first: they are most of what is left
-    // to do, and need no merge (a conflict in a file only one side changed, as a rename against an
-    // edit, asks for its own afterwards).
+    await this.carryOutcomes(candidates, commits);
+    this.skipCleanMerges(candidates, commits, shared);
+    // The merges and the line ranges of the files both sides change, at once (a conflict in a file
+    // only one side changed, as a rename against an edit, asks for its own ranges afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
     for (const [i, [a, b]] of candidates.entries()) {
       if (shared[i]!.length === 0) continue;
@@ -262,11 +263,10 @@ export class OverlapChecker implements Disposable {
         sharedSides.set(side, files);
       }
     }
-    const sharedRanges = this.changes.lineRanges(sorted[0]!.checkout, [...sharedSides].map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] })));
-    sharedRanges.catch(() => undefined); // (awaited below, unless a merge step fails first)
-    await this.carryOutcomes(candidates, commits);
-    await this.skipCleanMerges(candidates, commits, shared);
-    const [outcomes] = await Promise.all([this.merges.predict(sorted[0]!.checkout, commits), sharedRanges]);
+    const [outcomes] = await Promise.all([
+      this.merges.predict(sorted[0]!.checkout, commits),
+      this.changes.lineRanges(sorted[0]!.checkout, [...sharedSides].map(([c, files]) => ({ base: c.base, tree: c.tree, files: [...files] }))),
+    ]);
 
     const pairs: Array<{ a: CheckoutChanges; b: CheckoutChanges; paths: string[]; conflicts: Set<string>; error?: string }> = [];
     for (const [i, [a, b]] of candidates.entries()) {
@@ -302,24 +302,24 @@ export class OverlapChecker implements Disposable {
   /**
    * Pairs that share no file and whose merge cannot conflict (mergeSkip.ts) are recorded as merged
    * cleanly, without git: in a first look most pairs of many checkouts are such. Needs the two
-   * HEADs' merge-bases (named by the git that found the bases, else one `git rev-parse` for all).
+   * HEADs' merge-bases, which the git that found the bases named (a pair whose are not known is
+   * merged).
    */
-  private async skipCleanMerges(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>, shared: ReadonlyArray<readonly string[]>): Promise<void> {
-    const open = [...candidates.keys()].filter((i) => {
-      const [a, b] = candidates[i]!;
-      return shared[i]!.length === 0 && !this.merges.known(commits[i]!) && a.base === b.base && !this.changes.ownFilesDiffer(a.base, a.tree) && !this.changes.ownFilesDiffer(b.base, b.tree);
-    });
-    if (open.length === 0) return;
-    const bases = await this.changes.mergeBasesOf(candidates[open[0]!]![0].checkout, open.map((i) => [candidates[i]![0].head, candidates[i]![1].head] as const));
-    const sides = new Map<CheckoutChanges, ChangedSide>();
-    const of = async (c: CheckoutChanges): Promise<ChangedSide> => {
-      if (!sides.has(c)) sides.set(c, changedSide(await this.changes.statuses(c.checkout, c.base, c.tree)));
-      return sides.get(c)!;
+  private skipCleanMerges(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>, shared: ReadonlyArray<readonly string[]>): void {
+    const sides = new Map<CheckoutChanges, ChangedSide | undefined>();
+    const sideOf = (c: CheckoutChanges): ChangedSide | undefined => {
+      if (!sides.has(c)) {
+        const diff = this.changes.ownFilesDiffer(c.base, c.tree) ? undefined : this.changes.knownDiff(c.base, c.tree);
+        sides.set(c, diff && changedSide(statusesOf(diff)));
+      }
+      return sides.get(c);
     };
-    for (const [n, i] of open.entries()) {
-      const [a, b] = candidates[i]!;
-      if (bases[n]!.length !== 1 || bases[n]![0] !== a.base) continue;
-      if (mergeCannotConflict(await of(a), await of(b))) this.merges.carry(commits[i]!, { conflicts: [] });
+    for (const [i, [a, b]] of candidates.entries()) {
+      if (shared[i]!.length > 0 || a.base !== b.base || this.merges.known(commits[i]!)) continue;
+      const bases = this.changes.knownMergeBases(a.head, b.head);
+      if (bases?.length !== 1 || bases[0] !== a.base) continue;
+      const [x, y] = [sideOf(a), sideOf(b)];
+      if (x && y && mergeCannotConflict(x, y)) this.merges.carry(commits[i]!, { conflicts: [] });
     }
   }
 
