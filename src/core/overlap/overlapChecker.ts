@@ -16,7 +16,7 @@ import type { SnapshotLook } from './snapshotIndexes';
 import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedSession } from './overlapReport';
 
 export interface OverlapCheckerOptions {
-  /** How many checkouts are read at once (default: one more than the cores, at least 3). */
+  /** How many checkouts are read at once (default: two more than the cores, at least 4). */
   concurrency?: number;
   /** What a report's `computed_at` is stamped with (the watcher's clock; default the system's). */
   clock?: Clock;
@@ -67,9 +67,10 @@ export class OverlapChecker implements Disposable {
   lastMerges = 0;
 
   constructor(options: OverlapCheckerOptions = {}) {
-    // One more than the cores: between two gits of a checkout this process hands out the next
-    // (a fork, its output read), and a third git keeps both cores of two busy meanwhile.
-    this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length) + 1);
+    // Two more than the cores: starting a git blocks this process until the new one runs (Node
+    // forks, then waits for the exec), so between two gits of a checkout the next is late by as
+    // much; with two more in flight the cores stay busy meanwhile (measured: docs/benchmarks.md).
+    this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length) + 2);
     this.clock = options.clock ?? systemClock;
     this.oneShot = options.oneShot === true;
     this.changes = new ChangeReader({ keep: !this.oneShot });
