@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { notStarted, type ExecResult } from './exec';
+import { findGitDirs } from './gitDirs';
 
 /**
  * Every git MAM runs goes through here, so that a repository's own configuration cannot make it
@@ -21,7 +22,8 @@ import { notStarted, type ExecResult } from './exec';
  * - submodule update commands (`submodule.<name>.update = !cmd`): callers pass `--checkout`.
  */
 export async function gitExec(cwd: string, args: readonly string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number; input?: string } = {}): Promise<ExecResult> {
-  const env = { ...BASE_ENV, ...options.env };
+  // The whole environment, once: the flags are keyed by it, and git gets it.
+  const env = { ...process.env, ...BASE_ENV, ...options.env };
   const trusted = await trustedOverrides(cwd, env);
   return run(trusted, args, { cwd, env, timeoutMs: options.timeoutMs ?? 120_000, input: options.input });
 }
@@ -32,10 +34,11 @@ export async function gitExec(cwd: string, args: readonly string[], options: { e
  * runs dozens of gits). Resolves whatever the exit code; rejects when git cannot start, is killed
  * (a timeout) or writes more than 100 MB.
  */
-function run(overrides: readonly string[], args: readonly string[], options: { cwd: string; env: Record<string, string | undefined>; timeoutMs: number; input?: string | undefined }): Promise<ExecResult> {
-  const { cwd, timeoutMs: timeout } = options;
+function run(overrides: readonly string[], args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; input?: string | undefined }): Promise<ExecResult> {
+  const { cwd, env, timeoutMs: timeout } = options;
   return new Promise((resolve, reject) => {
-    const child = execFile('git', [...overrides, ...args], { cwd, env: { ...process.env, ...options.env }, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+    // (node leaves out a variable whose value is undefined: BASE_ENV's.)
+    const child = execFile('git', [...overrides, ...args], { cwd, env, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (!err) return resolve({ exitCode: 0, stdout, stderr });
       if (typeof err.code === 'number') return resolve({ exitCode: err.code, stdout, stderr });
       if (err.code === 'ENOENT') return reject(notStarted('git', cwd));
@@ -80,48 +83,125 @@ const FIXED_OVERRIDES = [
 ];
 
 /**
- * Repository filters and helpers found recently, by folder: a snapshot runs several gits in a row.
- * The lookup itself is kept while it runs, so gits started at once in one folder share it.
+ * The flags looked up recently, each kept 2 s (a snapshot runs several gits in a row, a look of the
+ * overlap checker several snapshots): under its folder, and under the repository's shared git
+ * folder, where the other worktrees of the repository use it instead of a lookup of their own when
+ * every worktree provably reads the same configuration (`sameForEveryWorktree`). A lookup is kept
+ * while it runs, so gits started at once share it. Both are also keyed by the environment git would
+ * read its configuration from (HOME, GIT_CONFIG_*, …): all of it but what differs per call and
+ * reads no configuration (GIT_INDEX_FILE, GIT_AUTHOR_*, GIT_COMMITTER_*).
  */
-const cache = new Map<string, { at: number; args: Promise<string[]> }>();
+const byFolder = new Map<string, { at: number; args: Promise<string[]> }>();
+const byRepository = new Map<string, { at: number; lookup: Promise<Lookup> }>();
 const CACHE_MS = 2_000;
 
-/** The `-c` arguments for `cwd`: the fixed ones, then the neutralized repository-defined programs. */
-function trustedOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+/** The `-c` arguments for `cwd` and the whole environment `env`: the fixed ones, then the neutralized repository-defined programs. */
+function trustedOverrides(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   const now = Date.now();
-  const cached = cache.get(cwd);
+  const reads = configEnvironment(env);
+  const key = `${cwd}\0${reads}`;
+  const cached = byFolder.get(key);
   if (cached && now - cached.at < CACHE_MS) return cached.args;
-  const args = lookUpOverrides(cwd, env);
-  cache.set(cwd, { at: now, args });
+  forgetOlderThan(now - CACHE_MS);
+  const common = sharedGitDir(cwd, env);
+  const repoKey = common === undefined ? undefined : `${common}\0${reads}`;
+  const shared = repoKey === undefined ? undefined : byRepository.get(repoKey);
+  if (shared && now - shared.at < CACHE_MS) {
+    // Another worktree's flags, when they hold for every worktree; else (or when that lookup
+    // failed) this folder's own. Aged from that lookup, so a config changed since is read as soon.
+    const args = shared.lookup
+      .then((l) => (l.sameForEveryWorktree ? l.args : undefined), () => undefined)
+      .then((args) => args ?? lookUpOverrides(cwd, env).then((l) => l.args));
+    byFolder.set(key, { at: shared.at, args });
+    return args;
+  }
+  const lookup = lookUpOverrides(cwd, env);
+  const args = lookup.then((l) => l.args);
+  byFolder.set(key, { at: now, args });
+  if (repoKey !== undefined) byRepository.set(repoKey, { at: now, lookup });
   return args;
+}
+
+function forgetOlderThan(then: number): void {
+  for (const cache of [byFolder, byRepository]) for (const [k, v] of cache) if (v.at <= then) cache.delete(k);
+}
+
+/** Variables set per call that change no configuration git reads. */
+const PER_CALL = /^GIT_(INDEX_FILE|AUTHOR_\w+|COMMITTER_\w+)$/;
+
+/** The environment as a key (in its own order: a variable set anew may reorder it, and then a lookup is only not shared). */
+function configEnvironment(env: NodeJS.ProcessEnv): string {
+  let key = '';
+  for (const k in env) if (env[k] !== undefined && !PER_CALL.test(k)) key += `${k}=${env[k]}\0`;
+  return key;
+}
+
+/**
+ * The repository's shared git folder, found without git (gitDirs.ts), when git's own answer cannot
+ * differ; else undefined (then each folder looks up its own flags).
+ */
+function sharedGitDir(cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.GIT_DIR !== undefined || env.GIT_COMMON_DIR !== undefined) return undefined;
+  try {
+    const found = findGitDirs(cwd, env);
+    return typeof found === 'object' ? found.commonDir : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `git config --get-regexp`'s exit status when no entry matches. */
 const GIT_CONFIG_NOTHING_FOUND = 1;
 
-async function lookUpOverrides(cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+/**
+ * What the lookup asks for: the programs a repository could name, the user's credential helpers,
+ * and what makes worktrees of one repository read different configuration — a conditional include
+ * (`includeIf.<condition>.path`: `gitdir:` and `onbranch:` differ per worktree) or a worktree's own
+ * config file (`extensions.worktreeConfig`). Keys as git prints them: section and name lowercased.
+ */
+const LOOKED_UP = '^(filter\\..*\\.(clean|smudge|process)|merge\\..*\\.driver|credential\\.helper|includeif\\..*|extensions\\.worktreeconfig)$';
+
+interface Lookup {
+  args: string[];
+  /**
+   * No conditional include and no worktree config anywhere: every worktree of the repository reads
+   * the same files (system, global, the shared `config` and what it includes), so gets these flags.
+   */
+  sameForEveryWorktree: boolean;
+}
+
+async function lookUpOverrides(cwd: string, env: NodeJS.ProcessEnv): Promise<Lookup> {
   const fixed = FIXED_OVERRIDES.flatMap((o) => ['-c', o]);
   // `git config` reads config files and runs nothing. Scopes tell the repository's own entries
-  // (local, worktree) from the user's (global, system).
-  const r = await run(fixed, ['config', '--show-scope', '--includes', '--get-regexp', '^(filter\\..*\\.(clean|smudge|process)|merge\\..*\\.driver|credential\\.helper)$'], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
+  // (local, worktree) from the user's (global, system). NUL-separated: a value holding a line break
+  // cannot pass for another entry (a repository's value posing as a global credential helper).
+  const r = await run(fixed, ['config', '-z', '--show-scope', '--includes', '--get-regexp', LOOKED_UP], { cwd, env, timeoutMs: 30_000 }).catch(() => undefined);
   // Exit 1 is "no such entries". Anything else: the repository's programs are unknown, so no git runs
   // there (failing open would run a merge driver the repository defines).
   if (!r || (r.exitCode !== 0 && r.exitCode !== GIT_CONFIG_NOTHING_FOUND)) throw new Error(`cannot read the git configuration of ${cwd} to disarm what it would run`);
   const drivers = new Set<string>();
   const mergeDrivers = new Set<string>();
   const helpers: string[] = [];
-  for (const line of r?.exitCode === 0 ? r.stdout.split('\n') : []) {
-    const m = /^(\S+)\t(\S+)(?: (.*))?$/.exec(line);
-    if (!m) continue;
-    const [, scope, key, value] = m;
-    if (key === 'credential.helper') {
+  let sameForEveryWorktree = true;
+  // `-z --show-scope`: per entry `SCOPE\0KEY\0`, or `SCOPE\0KEY\nVALUE\0`.
+  const fields = r.exitCode === 0 ? r.stdout.split('\0') : [''];
+  if (fields.pop() !== '' || fields.length % 2 !== 0) throw new Error(`cannot read the git configuration of ${cwd}: unexpected output`);
+  for (let i = 0; i < fields.length; i += 2) {
+    const scope = fields[i]!;
+    const entry = fields[i + 1]!;
+    const cut = entry.indexOf('\n');
+    const key = cut < 0 ? entry : entry.slice(0, cut);
+    const value = cut < 0 ? undefined : entry.slice(cut + 1);
+    if (key.startsWith('includeif.') || key === 'extensions.worktreeconfig') {
+      sameForEveryWorktree = false;
+    } else if (key === 'credential.helper') {
       if ((scope === 'global' || scope === 'system') && value) helpers.push(value);
     } else if (scope !== 'local' && scope !== 'worktree') {
       continue;
-    } else if (key!.startsWith('merge.')) {
-      mergeDrivers.add(key!);
+    } else if (key.startsWith('merge.')) {
+      mergeDrivers.add(key);
     } else {
-      drivers.add(key!.replace(/\.(clean|smudge|process)$/, ''));
+      drivers.add(key.replace(/\.(clean|smudge|process)$/, ''));
     }
   }
   const args = [
@@ -133,5 +213,5 @@ async function lookUpOverrides(cwd: string, env: Record<string, string | undefin
     // An emptied merge driver makes git fail that merge instead of running anything.
     ...[...mergeDrivers].flatMap((d) => ['-c', `${d}=`]),
   ];
-  return args;
+  return { args, sameForEveryWorktree };
 }

@@ -1,15 +1,17 @@
 import type { Disposable } from '../base/disposable';
 import { gitExec } from '../base/git';
-import { git, MAM_OWN_FILES } from '../loop/snapshot';
+import { git } from '../loop/snapshot';
 import type { CheckoutLocation } from './checkouts';
 import { parseLineRanges } from './lineRanges';
 import type { LineRange } from './overlapReport';
 import type { PathStatuses } from './nameStatus';
-import { composeRaw, parseRaw, splitStdinDiffs, statusesOf, type RawDiff } from './rawDiff';
+import { composeRaw, parseRaw, splitStdinDiffs, statusesOf, type RawChange, type RawDiff } from './rawDiff';
 import { SnapshotIndexes, type SnapshotLook } from './snapshotIndexes';
 
 const DIFF_TREE = ['diff-tree', '--stdin', '--always', '-r', '-z', '--no-renames'] as const;
-const PATCH = ['diff-tree', '--stdin', '--always', '-r', '-p', '-U0', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
+// --full-index: each patch's `index` line names whole object IDs, so git does not read every
+// loose-object folder to find the shortest unique ones (no line of it is read here).
+const PATCH = ['diff-tree', '--stdin', '--always', '-r', '-p', '-U0', '--full-index', '--no-ext-diff', '--no-textconv', '--no-color', '--no-renames'] as const;
 
 /**
  * Checkouts' changes against their bases, with what does not change between two looks remembered
@@ -24,6 +26,8 @@ export class ChangeReader implements Disposable {
   private readonly baseTrees = new Map<string, string>();
   private readonly mergeBaseLists = new Map<string, string[]>();
   private readonly diffs = new Map<string, RawDiff>();
+  /** The diffs (by `base tree`) in which MAM's own files differ: left out of the diff, but the trees' merge has them. */
+  private readonly ownDiffer = new Set<string>();
   private readonly ranges = new Map<string, LineRange[]>();
   private readonly indexes: SnapshotIndexes;
 
@@ -49,8 +53,13 @@ export class ChangeReader implements Disposable {
     if (mainline === undefined) return [...heads];
     const key = (head: string): string => `${head} ${mainline}`;
     const todo = [...new Set(heads.filter((h) => h !== mainline && !this.bases.has(key(h))))];
+    // The same git names every merge-base of two HEADs not known yet (mergeBasesOf's): with them a
+    // merge that cannot conflict is known without merging (mergeSkip.ts).
+    const distinct = [...new Set(heads)].sort();
+    const headPairs = distinct.flatMap((x, i) => distinct.slice(i + 1).map((y) => [x, y] as const)).filter((p) => !this.mergeBaseLists.has(pairKey(p)));
     // And the main line's tree, for the diffs against the bases: most often it is the base.
-    const found = await this.symmetric(checkout, todo.map((h) => [h, mainline] as const), this.baseTrees.has(mainline) ? undefined : mainline);
+    const found = await this.symmetric(checkout, [...todo.map((h) => [h, mainline] as const), ...headPairs], this.baseTrees.has(mainline) ? undefined : mainline);
+    if (found) for (const [i, pair] of headPairs.entries()) this.mergeBaseLists.set(pairKey(pair), found[todo.length + i]!);
     for (const [i, head] of todo.entries()) {
       const all = found?.[i];
       if (all?.length === 1) this.bases.set(key(head), all[0]!);
@@ -63,7 +72,25 @@ export class ChangeReader implements Disposable {
   /** Composes the diff `base → to` from the one `base → from` (if known) and what moved from `from` to `to`. */
   compose(base: string, from: string, to: string, moved: RawDiff): void {
     const earlier = this.diffs.get(`${base} ${from}`);
-    if (earlier !== undefined && !this.diffs.has(`${base} ${to}`)) this.diffs.set(`${base} ${to}`, composeRaw(earlier, moved));
+    if (earlier === undefined || this.diffs.has(`${base} ${to}`)) return;
+    this.diffs.set(`${base} ${to}`, composeRaw(earlier, moved));
+    // (A kept index never takes MAM's own files in: only a seeding, which diffs afresh, moves them.)
+    if (this.ownDiffer.has(`${base} ${from}`) || [...moved.keys()].some(isOwnFile)) this.ownDiffer.add(`${base} ${to}`);
+  }
+
+  /** The diff `base → tree` if known (diffsOf's, MAM's own files left out). */
+  knownDiff(base: string, tree: string): RawDiff | undefined {
+    return this.diffs.get(`${base} ${tree}`);
+  }
+
+  /** Every merge-base of two commits if known (basesOf names those of every two HEADs). */
+  knownMergeBases(x: string, y: string): readonly string[] | undefined {
+    return x === y ? [x] : this.mergeBaseLists.get(pairKey([x, y]));
+  }
+
+  /** Whether MAM's own files (`.mam/`, `.mam.env`) differ between base and tree: the diff leaves them out, a merge of the trees does not. */
+  ownFilesDiffer(base: string, tree: string): boolean {
+    return this.ownDiffer.has(`${base} ${tree}`);
   }
 
   /**
@@ -77,7 +104,7 @@ export class ChangeReader implements Disposable {
     const failed = new Map<string, Error>();
     if (todo.length > 0) {
       const lines = await this.treePairs(checkout, todo).catch(() => undefined);
-      const out = lines && (await gitExec(checkout, [...DIFF_TREE, '--', '.', ...MAM_OWN_FILES], { input: lines.map(([x, y]) => `${x} ${y}\n`).join('') }).catch(() => undefined));
+      const out = lines && (await gitExec(checkout, [...DIFF_TREE], { input: lines.map(([x, y]) => `${x} ${y}\n`).join('') }).catch(() => undefined));
       let parts: string[] | undefined;
       try {
         parts = lines && out?.exitCode === 0 ? splitStdinDiffs(out.stdout, lines) : undefined;
@@ -86,17 +113,26 @@ export class ChangeReader implements Disposable {
       }
       for (const [i, pair] of todo.entries()) {
         if (parts) {
-          this.diffs.set(key(pair), parseRaw(parts[i]!));
+          this.keepDiff(key(pair), parseRaw(parts[i]!));
           continue;
         }
         try {
-          this.diffs.set(key(pair), parseRaw(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', pair[0], pair[1], '--', '.', ...MAM_OWN_FILES])));
+          this.keepDiff(key(pair), parseRaw(await git(checkout, ['diff-tree', '-r', '-z', '--no-renames', pair[0], pair[1]])));
         } catch (err) {
           failed.set(key(pair), err instanceof Error ? err : new Error(String(err)));
         }
       }
     }
     return pairs.map((p) => this.diffs.get(key(p)) ?? failed.get(key(p))!);
+  }
+
+  /** A diff against a base as the report has it: MAM's own files left out (and noted, for mergeSkip.ts). */
+  private keepDiff(key: string, diff: Map<string, RawChange>): void {
+    for (const p of [...diff.keys()].filter(isOwnFile)) {
+      diff.delete(p);
+      this.ownDiffer.add(key);
+    }
+    this.diffs.set(key, diff);
   }
 
   /** The paths that differ between base and tree with their status letters (M, A, D, T; renames are not looked for). */
@@ -111,7 +147,8 @@ export class ChangeReader implements Disposable {
    * criss-cross merges): one `git rev-parse X...Y …` for the pairs not known.
    */
   async mergeBasesOf(checkout: string, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<readonly string[]>> {
-    const key = ([x, y]: readonly [string, string]): string => `${x} ${y}`;
+    const key = pairKey;
+    for (const [x, y] of pairs) if (x === y) this.mergeBaseLists.set(key([x, y]), [x]);
     const todo = [...new Map(pairs.filter((p) => !this.mergeBaseLists.has(key(p))).map((p) => [key(p), p])).values()];
     const found = await this.symmetric(checkout, todo);
     for (const [i, pair] of todo.entries()) {
@@ -163,6 +200,7 @@ export class ChangeReader implements Disposable {
     for (const k of this.baseTrees.keys()) if (!bases.has(k)) this.baseTrees.delete(k);
     for (const k of this.mergeBaseLists.keys()) if (!k.split(' ').every((h) => heads.has(h))) this.mergeBaseLists.delete(k);
     for (const k of this.diffs.keys()) if (!pairs.has(k)) this.diffs.delete(k);
+    for (const k of this.ownDiffer) if (!pairs.has(k)) this.ownDiffer.delete(k);
     for (const k of this.ranges.keys()) if (!pairs.has(k.split(' ').slice(0, 2).join(' '))) this.ranges.delete(k);
   }
 
@@ -177,7 +215,9 @@ export class ChangeReader implements Disposable {
    */
   private async symmetric(checkout: string, pairs: ReadonlyArray<readonly [string, string]>, treeOf?: string): Promise<string[][] | undefined> {
     if (pairs.length === 0) return [];
-    const r = await gitExec(checkout, ['rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
+    // Full object IDs only: git's check that none is also a ref name (a warning, one lookup per
+    // ref folder and name) changes no answer.
+    const r = await gitExec(checkout, ['-c', 'core.warnAmbiguousRefs=false', 'rev-parse', ...pairs.map(([x, y]) => `${x}...${y}`), ...(treeOf ? [`${treeOf}^{tree}`] : [])]).catch(() => undefined);
     if (r?.exitCode !== 0) return undefined;
     const lines = r.stdout.split('\n').filter((l) => l !== '');
     const tree = treeOf ? lines.pop() : undefined;
@@ -196,6 +236,16 @@ export class ChangeReader implements Disposable {
     }
     return pairs.map(([base, tree]) => [this.baseTrees.get(base)!, tree] as const);
   }
+}
+
+/** MAM's own files, as loop/snapshot.ts's MAM_OWN_FILES names them: `.mam` and all in it, `.mam.env`, at the top. */
+function isOwnFile(p: string): boolean {
+  return p === '.mam' || p.startsWith('.mam/') || p === '.mam.env';
+}
+
+/** A pair of commits' key for their merge-bases (the same both ways round). */
+function pairKey([x, y]: readonly [string, string]): string {
+  return x < y ? `${x} ${y}` : `${y} ${x}`;
 }
 
 /** From this many files on, line ranges are asked of two gits at once. */

@@ -1,101 +1,26 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { findGitDirs, readText, type GitDirs } from '../base/gitDirs';
 
 /** A checkout's top folder, its own git folder and the repository's shared one (real paths): checkouts.ts's CheckoutLocation. */
-export interface Discovered {
-  toplevel: string;
-  gitDir: string;
-  commonDir: string;
-}
+export type Discovered = GitDirs;
 
 /** Config lines that move the work tree or deny it, or bring in other files that could (then git is asked). */
 const WORK_TREE_KEYS = /^\s*(worktree\s*=|bare\s*=\s*(true|yes|on|1)\s*$|\[\s*include)/im;
 
 /**
- * Where `cwd`'s checkout is, found as git finds it (setup.c): up from the folder, the first `.git`
- * that is a git folder, or a file `gitdir: PATH` naming one; its `commondir` names the repository's
- * shared folder. Without starting git — a cold `mam conflicts` would otherwise start one per
- * session's folder — for the plain layouts: a checkout with `.git` folder, a linked worktree, a
- * submodule's `.git` file.
+ * Where `cwd`'s checkout is, found as git finds it (base/gitDirs.ts), without starting git — a
+ * cold `mam conflicts` would otherwise start one per session's folder.
  *
- * 'ask-git' wherever git's own answer could differ: GIT_CEILING_DIRECTORIES set, a filesystem
- * boundary on the way up, a folder that is itself a git folder (a bare repository), a `.git` file
- * whose folder is not a git folder, a repository or worktree config that sets `core.worktree` or
- * `core.bare` or includes other files, a checkout or git folder not owned by this user (git's
- * safe.directory check). undefined: no `.git` up to the root (git says the same: not a repository).
- * The worktree list each look reads checks the answer: a checkout git does not list is skipped.
+ * 'ask-git' wherever git's own answer could differ: where gitDirs.ts says so, and for a repository
+ * or worktree config that sets `core.worktree` or `core.bare` or includes other files.
+ * undefined: no `.git` up to the root (git says the same: not a repository). The worktree list
+ * each look reads checks the answer: a checkout git does not list is skipped.
  */
 export function discoverCheckout(cwd: string, env: NodeJS.ProcessEnv = process.env): Discovered | 'ask-git' | undefined {
-  if (env.GIT_CEILING_DIRECTORIES) return 'ask-git';
-  let dir: string;
-  try {
-    dir = fs.realpathSync(cwd);
-  } catch {
-    return 'ask-git';
-  }
-  const device = fs.statSync(dir).dev;
-  for (;;) {
-    const dotGit = path.join(dir, '.git');
-    const st = fs.lstatSync(dotGit, { throwIfNoEntry: false });
-    if (st?.isDirectory() && isGitFolder(dotGit)) return located(dir, dotGit);
-    if (st?.isFile()) {
-      const gitDir = gitFile(dotGit);
-      return gitDir !== undefined && isGitFolder(gitDir) ? located(dir, gitDir) : 'ask-git';
-    }
-    if (isGitFolder(dir)) return 'ask-git';
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    if (fs.statSync(parent).dev !== device) return 'ask-git';
-    dir = parent;
-  }
-}
-
-function located(top: string, gitDirPath: string): Discovered | 'ask-git' {
-  let gitDir: string;
-  try {
-    gitDir = fs.realpathSync(gitDirPath);
-  } catch {
-    return 'ask-git';
-  }
-  const common = readText(path.join(gitDir, 'commondir'))?.trim();
-  let commonDir = gitDir;
-  try {
-    if (common) commonDir = fs.realpathSync(path.resolve(gitDir, common));
-  } catch {
-    return 'ask-git';
-  }
-  for (const config of [path.join(commonDir, 'config'), path.join(gitDir, 'config.worktree')]) {
+  const found = findGitDirs(cwd, env);
+  if (found === undefined || found === 'ask-git') return found;
+  for (const config of [path.join(found.commonDir, 'config'), path.join(found.gitDir, 'config.worktree')]) {
     if (WORK_TREE_KEYS.test(readText(config) ?? '')) return 'ask-git';
   }
-  // git refuses a repository another user owns (safe.directory): let it say so.
-  const uid = process.getuid?.();
-  if (uid !== undefined && [top, gitDirPath, gitDir].some((p) => fs.statSync(p).uid !== uid)) return 'ask-git';
-  return { toplevel: top, gitDir, commonDir };
-}
-
-/** The folder a `.git` file names (`gitdir: PATH`, relative to the file's folder), or undefined. */
-function gitFile(file: string): string | undefined {
-  const m = /^gitdir: (.+)$/m.exec(readText(file) ?? '');
-  return m ? path.resolve(path.dirname(file), m[1]!.trim()) : undefined;
-}
-
-/** Whether `dir` is a git folder as git checks it: a HEAD, and objects/ and refs/ (in the common folder of a linked worktree). */
-function isGitFolder(dir: string): boolean {
-  const head = readText(path.join(dir, 'HEAD'));
-  if (head === undefined || !/^(ref: refs\/|[0-9a-f]{40}|[0-9a-f]{64})/.test(head)) return false;
-  const common = readText(path.join(dir, 'commondir'))?.trim();
-  const shared = common ? path.resolve(dir, common) : dir;
-  return isFolder(path.join(shared, 'objects')) && isFolder(path.join(shared, 'refs'));
-}
-
-function isFolder(p: string): boolean {
-  return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
-}
-
-function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return found;
 }

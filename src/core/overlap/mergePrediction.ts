@@ -38,6 +38,8 @@ export class MergePredictor {
   /** Snapshot commits by ID: their text, until written into the repository's store. */
   private readonly commits = new Map<string, { text: string; written: boolean }>();
   private readonly outcomes = new Map<string, MergeOutcome>();
+  /** How many merges git was asked for, all told. */
+  asked = 0;
 
   /** The ID of the snapshot commit of `tree` on `head` (written when a merge needs it). */
   commit(tree: string, head: string): string {
@@ -52,6 +54,7 @@ export class MergePredictor {
     const key = ([x, y]: readonly [string, string]): string => `${x} ${y}`;
     const todo = [...new Map(pairs.filter((p) => !this.outcomes.has(key(p))).map((p) => [key(p), p])).values()];
     const failed = new Map<string, MergeOutcome>();
+    this.asked += todo.length;
     if (todo.length > 0) {
       try {
         await this.written;

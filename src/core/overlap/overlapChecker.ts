@@ -8,6 +8,7 @@ import { ChangeReader } from './checkoutChanges';
 import { CheckoutWatches } from './checkoutWatches';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
 import { outcomeCarries } from './mergeCarry';
+import { changedSide, mergeCannotConflict, type ChangedSide } from './mergeSkip';
 import { MergePredictor, type MergeOutcome } from './mergePrediction';
 import type { PathStatuses } from './nameStatus';
 import { statusesOf } from './rawDiff';
@@ -15,7 +16,7 @@ import type { SnapshotLook } from './snapshotIndexes';
 import type { CheckoutChanges, OverlapFile, OverlapPair, OverlapReport, SkippedSession } from './overlapReport';
 
 export interface OverlapCheckerOptions {
-  /** How many checkouts are read at once (default: the number of cores, at least 2). */
+  /** How many checkouts are read at once (default: two more than the cores, at least 4). */
   concurrency?: number;
   /** What a report's `computed_at` is stamped with (the watcher's clock; default the system's). */
   clock?: Clock;
@@ -55,17 +56,24 @@ export class OverlapChecker implements Disposable {
   private readonly changes: ChangeReader;
   private readonly merges = new MergePredictor();
   private readonly concurrency: number;
+  private readonly oneShot: boolean;
   private readonly clock: Clock;
   private readonly watches: CheckoutWatches | undefined;
   /** Something a watched checker watches moved: a look now would read it (never fires without `watch`). */
   readonly onDidMove: Event<void>;
   /** What the last look read (tests and the benchmark show that a look read only what moved). */
   lastWork: LookWork = { read: [], listed: [] };
+  /** How many merges the last look asked git for (the others were known, carried, or could not conflict). */
+  lastMerges = 0;
 
   constructor(options: OverlapCheckerOptions = {}) {
-    this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length));
+    // Two more than the cores: starting a git blocks this process until the new one runs (Node
+    // forks, then waits for the exec), so between two gits of a checkout the next is late by as
+    // much; with two more in flight the cores stay busy meanwhile (measured: docs/benchmarks.md).
+    this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length) + 2);
     this.clock = options.clock ?? systemClock;
-    this.changes = new ChangeReader({ keep: !options.oneShot });
+    this.oneShot = options.oneShot === true;
+    this.changes = new ChangeReader({ keep: !this.oneShot });
     const watch = options.watch === true ? {} : options.watch || undefined;
     this.watches = watch && new CheckoutWatches({ clock: this.clock, ...watch });
     this.onDidMove = this.watches?.onDidMove ?? (() => ({ dispose() {} }));
@@ -88,6 +96,7 @@ export class OverlapChecker implements Disposable {
     this.snapshotCommits.clear();
     this.moved.clear();
     this.lastWork = { read: [], listed: [] };
+    const mergesBefore = this.merges.asked;
     const located = await this.locator.locate(rows);
     this.watches?.beginLook();
     const skipped: SkippedSession[] = [...located.skipped];
@@ -107,13 +116,14 @@ export class OverlapChecker implements Disposable {
     }
     const unchanged = compared.size === this.compared.size && [...compared].every(([dir, c]) => this.compared.get(dir) === c);
     this.compared = compared;
-    // What no checkout uses any more is forgotten (nothing to forget when nothing changed).
-    if (!unchanged) {
+    // What no checkout uses any more is forgotten (nothing to forget when nothing changed, or after the one look).
+    if (!unchanged && !this.oneShot) {
       this.changes.retain(checkouts);
       this.merges.retain(new Set(this.snapshotCommits.values()));
     }
     this.watches?.retain(new Set(checkouts.map((c) => c.checkout)));
     for (const commonDir of this.heads.keys()) if (!located.repositories.has(commonDir)) this.heads.delete(commonDir);
+    this.lastMerges = this.merges.asked - mergesBefore;
     this.lastWork.read.sort(cmp);
     this.lastWork.listed.sort(cmp);
     this.last = new Map(checkouts.map((c) => [c.checkout, { head: c.head, base: c.base, tree: c.tree, commit: this.snapshotCommits.get(c.checkout) }]));
@@ -236,16 +246,23 @@ export class OverlapChecker implements Disposable {
     const candidates: Array<[CheckoutChanges, CheckoutChanges]> = [];
     for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) candidates.push([sorted[i]!, sorted[j]!]);
     const commits = candidates.map(([a, b]) => [this.snapshotCommits.get(a.checkout)!, this.snapshotCommits.get(b.checkout)!] as const);
-    await this.carryOutcomes(candidates, commits);
+    const fileSets = new Map(sorted.map((c) => [c, new Set(c.files)]));
     const shared = candidates.map(([a, b]) => {
-      const inB = new Set(b.files);
+      const inB = fileSets.get(b)!;
       return a.files.filter((f) => inB.has(f));
     });
-    // The line ranges of the files both sides change while git merges (a conflict in a file only
-    // one side changed, as a rename against an edit, asks for its own afterwards).
+    await this.carryOutcomes(candidates, commits);
+    this.skipCleanMerges(candidates, commits, shared);
+    // The merges and the line ranges of the files both sides change, at once (a conflict in a file
+    // only one side changed, as a rename against an edit, asks for its own ranges afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
     for (const [i, [a, b]] of candidates.entries()) {
-      for (const side of [a, b]) sharedSides.set(side, new Set([...(sharedSides.get(side) ?? []), ...shared[i]!]));
+      if (shared[i]!.length === 0) continue;
+      for (const side of [a, b]) {
+        const files = sharedSides.get(side) ?? new Set<string>();
+        for (const f of shared[i]!) files.add(f);
+        sharedSides.set(side, files);
+      }
     }
     const [outcomes] = await Promise.all([
       this.merges.predict(sorted[0]!.checkout, commits),
@@ -281,6 +298,30 @@ export class OverlapChecker implements Disposable {
       files: paths.map((path) => ({ path, a_lines: ranges.get(a)?.get(path) ?? [], b_lines: ranges.get(b)?.get(path) ?? [], conflict: conflicts.has(path) })),
       ...(error === undefined ? {} : { merge_error: printable(error) }),
     }));
+  }
+
+  /**
+   * Pairs that share no file and whose merge cannot conflict (mergeSkip.ts) are recorded as merged
+   * cleanly, without git: in a first look most pairs of many checkouts are such. Needs the two
+   * HEADs' merge-bases, which the git that found the bases named (a pair whose are not known is
+   * merged).
+   */
+  private skipCleanMerges(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>, shared: ReadonlyArray<readonly string[]>): void {
+    const sides = new Map<CheckoutChanges, ChangedSide | undefined>();
+    const sideOf = (c: CheckoutChanges): ChangedSide | undefined => {
+      if (!sides.has(c)) {
+        const diff = this.changes.ownFilesDiffer(c.base, c.tree) ? undefined : this.changes.knownDiff(c.base, c.tree);
+        sides.set(c, diff && changedSide(statusesOf(diff)));
+      }
+      return sides.get(c);
+    };
+    for (const [i, [a, b]] of candidates.entries()) {
+      if (shared[i]!.length > 0 || a.base !== b.base || this.merges.known(commits[i]!)) continue;
+      const bases = this.changes.knownMergeBases(a.head, b.head);
+      if (bases?.length !== 1 || bases[0] !== a.base) continue;
+      const [x, y] = [sideOf(a), sideOf(b)];
+      if (x && y && mergeCannotConflict(x, y)) this.merges.carry(commits[i]!, { conflicts: [] });
+    }
   }
 
   /**
