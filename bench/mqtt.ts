@@ -20,6 +20,8 @@ export interface RoundTripOptions {
   noDelay?: boolean;
   /** Publishes in flight at once; each sample is then the time for the whole burst (default 1). */
   inFlight?: number;
+  /** Idle time before each sample (default none: back to back), as events that come apart. */
+  gapMs?: number;
 }
 
 /** `n` QoS 1 round trips (publish, wait for the PUBACK), in ms each, after 20 warm-up ones. */
@@ -40,6 +42,7 @@ export async function benchRawRoundTrip(endpoint: BrokerEndpoint, n: number, opt
     });
     const samples: number[] = [];
     for (let i = 0; i < n + 20; i++) {
+      if (options.gapMs) await new Promise((resolve) => setTimeout(resolve, options.gapMs));
       const t = performance.now();
       await Promise.all(Array.from({ length: inFlight }, (_, k) => client.publishAsync('mam/bench/roundtrip', `${i}.${k}`, { qos: 1 })));
       if (i >= 20) samples.push(performance.now() - t);

@@ -8,7 +8,7 @@
  *   heartbeat service publishes for all 50 every 30 s, the default N), each then sent `progress` at 1/s:
  *   (b) through the publisher API (publishJobEvent) from two publisher processes of 25 jobs each,
  *   for 60 s; then (a) as agents do it, one cold `mam event progress` process per event, for 30 s
- *   (MAM_SCALE_API_S, MAM_SCALE_COLD_S, MAM_SCALE_IDLE_S change the durations). Each job publishes
+ *   (MAM_SCALE_API_S, MAM_SCALE_COLD_S, MAM_SCALE_IDLE_S change the durations; MAM_BENCH_PROF=DIR writes the publisher processes' CPU profiles there). Each job publishes
  *   its next event once its previous one returned (an agent runs one command at a time), so the
  *   achieved rate shows when the machine cannot keep up. The heartbeat service watches this process
  *   (`mam event` finds no tmux pane above it), and end with their jobs' `completed`;
@@ -199,7 +199,7 @@ if (require.main === module && process.argv[2] === '--scale-worker') {
 /** A publisher process; `ready` resolves once it has loaded, or with why it ended before that. */
 function startWorker(): { child: ChildProcess; ready: Promise<string | undefined> } {
   const child = fork(__filename, ['--scale-worker'], {
-    execArgv: ['-r', require.resolve('esbuild-register')],
+    execArgv: ['-r', require.resolve('esbuild-register'), ...(process.env.MAM_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.MAM_BENCH_PROF}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // esbuild-register compiles the imports on load; the worker says when it has them.
@@ -294,12 +294,19 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
 
       // The durable floor, on this broker, before any load.
       const raw = await benchRawRoundTrip(endpoint, 300);
-      const fsyncs = fsyncPairs(base, 300);
+      const fsyncs = await fsyncPairs(base, 300);
       const floorP50 = percentile(raw, 50) + percentile(fsyncs, 50);
       const floorP99 = percentile(raw, 99) + percentile(fsyncs, 99);
       out.push({ name: 'scale: raw mqtt.js QoS 1 round trip, embedded broker, quiet (floor part)', p50: percentile(raw, 50), p99: percentile(raw, 99) });
       out.push({ name: "scale: two fsync'd 200-byte appends, two files (floor part)", p50: percentile(fsyncs, 50), p99: percentile(fsyncs, 99) });
       out.push({ name: 'scale: durable floor = round trip + two fsync\'d appends (reference; p99 = sum of p99s)', p50: floorP50, p99: floorP99 });
+      // The same floor paced as the phase's events reach their subscriber (one every 1000/N ms): on
+      // this machine the same work costs ~2× after a few ms idle than back to back (docs/benchmarks.md).
+      const gapMs = 1000 / nJobs;
+      const rawPaced = await benchRawRoundTrip(endpoint, 150, { gapMs });
+      const fsyncsPaced = await fsyncPairs(base, 150, gapMs);
+      const pacedP50 = percentile(rawPaced, 50) + percentile(fsyncsPaced, 50);
+      out.push({ name: `scale: durable floor paced as the events come, one round trip and two fsync'd appends each ${gapMs} ms (second reference; p99 = sum of p99s)`, p50: pacedP50, p99: percentile(rawPaced, 99) + percentile(fsyncsPaced, 99) });
 
       // 50 signed jobs, dispatched, owned by this process (as a waiting `mam job submit` owns its job).
       const jobs: string[] = [];
@@ -459,7 +466,7 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
         const brokerGone = Number.isNaN(r.brokerMs) ? 'the broker daemon ended during the phase; ' : '';
         out.push(
           {
-            name: `scale ${label}: publish → applied, ${nJobs} jobs × progress 1/s + heartbeats every ${heartbeatS} s, ${r.windowS.toFixed(0)} s: ${(n / r.windowS).toFixed(1)} events/s applied (${(r.samples.length / r.windowS).toFixed(1)}/s progress published, ${a.heartbeatsInWindow} heartbeats; ${r.appliedHere} of ${n} applied by this engine, ${appliers}); ${ended}${brokerGone}${failed}${unacked}${finalNote}`,
+            name: `scale ${label}: publish → applied, ${nJobs} jobs × progress 1/s + heartbeats every ${heartbeatS} s, ${r.windowS.toFixed(0)} s: ${(n / r.windowS).toFixed(1)} events/s applied (${(r.samples.length / r.windowS).toFixed(1)}/s progress published, ${a.heartbeatsInWindow} heartbeats; ${r.appliedHere} of ${n} applied by this engine, ${appliers}); ${ended}${brokerGone}${failed}${unacked}${finalNote}; ${Number.isNaN(p50) ? 'no figure' : `${(p50 / pacedP50).toFixed(1)}×`} the floor paced as the events come`,
             p50,
             p99: percentile(lat, 99),
             reference: 'durable floor',
@@ -635,8 +642,8 @@ function summarize(r: Phase): Record<string, unknown> {
   return { ...rest, published: samples.length, audit: counts, latency: q(latencies), call: q(samples.map((x) => x.t1 - x.t0)), auditLag: q(lagMs) };
 }
 
-/** Two fsync'd 200-byte appends to two files, as an event path's two durable writes. */
-function fsyncPairs(dir: string, n: number): number[] {
+/** Two fsync'd 200-byte appends to two files, as an event path's two durable writes; `gapMs` idle before each. */
+async function fsyncPairs(dir: string, n: number, gapMs = 0): Promise<number[]> {
   fs.mkdirSync(dir, { recursive: true });
   const files = ['floor-a.ndjson', 'floor-b.ndjson'].map((f) => path.join(dir, f));
   const fds = files.map((f) => fs.openSync(f, 'a'));
@@ -644,6 +651,7 @@ function fsyncPairs(dir: string, n: number): number[] {
   const samples: number[] = [];
   try {
     for (let i = 0; i < n + 20; i++) {
+      if (gapMs > 0) await sleep(gapMs);
       const t = performance.now();
       for (const fd of fds) {
         fs.appendFileSync(fd, line);

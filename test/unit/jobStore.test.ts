@@ -24,6 +24,27 @@ describe('job store and audit log', () => {
     assert.deepEqual(cp.jobs.get(newer.id)?.extra_field, { kept: true });
   });
 
+  it('peek: a record as this process last saw it while the file is unchanged, the new one once another process replaced it or it was edited in place', async () => {
+    const here = controlPlane(ws);
+    const other = controlPlane(ws); // another process's store: nothing of this one's memory
+    const job = jobRecord();
+    await here.jobs.create(job);
+    const seen = here.jobs.peek(job.id);
+    assert.equal(seen?.seq, 0);
+    assert.equal(here.jobs.peek(job.id), seen, 'unchanged file: the record this process wrote, not read again');
+    await other.jobs.update(job.id, (j) => ({ ...j, seq: 1 }));
+    assert.equal(here.jobs.peek(job.id)?.seq, 1, 'replaced by another process: read again');
+    // An editor writing the file in place keeps its inode: its size and times still tell.
+    const file = path.join(ws, '.mam', 'jobs', `${job.id}.json`);
+    const fd = fs.openSync(file, 'r+');
+    const text = fs.readFileSync(file, 'utf8').replace('"seq": 1', '"seq": 12');
+    fs.writeSync(fd, text, 0);
+    fs.closeSync(fd);
+    assert.equal(here.jobs.peek(job.id)?.seq, 12, 'edited in place: read again');
+    fs.rmSync(file);
+    assert.equal(here.jobs.peek(job.id), undefined, 'removed: none');
+  });
+
   it('refuses an invalid update and keeps the old record', async () => {
     const cp = controlPlane(ws);
     const job = jobRecord();

@@ -52,6 +52,25 @@ describe('cross-process lock', () => {
     }
   });
 
+  it('a holder that went silent past the stale time and was taken over leaves the new holder its lock when it lets go', async () => {
+    // A holds the lock and never refreshes it within staleMs (its refresh runs every 250 ms at least);
+    // B takes it over as stale. A's release comes after a third of staleMs, so it must read the lock
+    // back and see it is B's now, not remove it.
+    const staleMs = 90;
+    const releaseA = await acquire(lockDir, { staleMs });
+    const releaseB = await acquire(lockDir, { staleMs, timeoutMs: 5000 });
+    try {
+      const held = () => (JSON.parse(fs.readFileSync(lockDir, 'utf8')) as { token: string }).token;
+      const tokenB = held();
+      releaseA();
+      assert.ok(fs.existsSync(lockDir), "A's release left B's lock in place");
+      assert.equal(held(), tokenB);
+    } finally {
+      releaseB();
+    }
+    assert.equal(fs.existsSync(lockDir), false, 'B released it');
+  });
+
   it('takes over at once from a holder killed with SIGKILL, long before the stale time', async () => {
     const holder = execa(process.execPath, ['-r', 'esbuild-register', path.join(REPO_ROOT, 'test/fixtures/lockHolder.ts'), lockDir], { reject: false });
     await new Promise<void>((resolve, reject) => {

@@ -165,7 +165,7 @@ export class JobBus extends DisposableBase {
     // a runner), while it lives; everyone when nobody does. The others follow its state messages,
     // and take over from the outbox if it dies (drainActive). Otherwise every subscriber — the
     // extension, a monitor, the broker's warden — would take the job's lock for every event.
-    const owner = this.controlPlane.jobs.get(payload.job_id)?.owner;
+    const owner = this.controlPlane.jobs.peek(payload.job_id)?.owner;
     if (owner && owner.pid !== process.pid && owner.host === os.hostname() && isAlive(owner.pid)) return;
     const outcome = await this.ledger.applyEvent(payload);
     if (outcome.status === 'rejected') this.reject(topic, where.jobId, new RejectedMessage(outcome.reason, outcome.message));

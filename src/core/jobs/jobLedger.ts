@@ -48,8 +48,6 @@ export class JobLedger extends DisposableBase {
   readonly onDidEndJob = this.ended.event;
   /** What this process last knew of each job, to notice changes other processes made. */
   private readonly known = new Map<string, string>();
-  /** Jobs' signing tokens as read: a token is written once, before its job's record. */
-  private readonly tokens = new Map<string, string>();
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -158,10 +156,6 @@ export class JobLedger extends DisposableBase {
       }
       const now = isoOn(this.clock);
       const entries: AuditEntry[] = [];
-      // Already in the audit log: the record lost its last writes to a power cut (it is not fsynced
-      // where the log line is). The record catches up; the log keeps the event once.
-      const logged = this.controlPlane.audit.hasRecentEvent(job.id, payload.seq);
-      if (logged) this.logger.warn(`job ${job.id}: ${payload.event} seq ${payload.seq} was in the audit log but not in the record; the record catches up`);
       if (payload.seq > job.seq + 1) {
         for (let s = job.seq + 1; s < payload.seq; s++) missing.add(s);
         entries.push({ type: 'note', at: now, note: 'seq_gap', from: job.seq + 1, to: payload.seq - 1 });
@@ -194,7 +188,10 @@ export class JobLedger extends DisposableBase {
         if (isTerminal(effect.to)) next.finished_at = now;
         entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
       }
-      await this.write(next, job, logged ? [] : entries);
+      // Already in the audit log: the record lost its last writes to a power cut (it is not fsynced
+      // where the log line is). The record catches up; the log keeps the event once.
+      const appended = await this.write(next, job, entries, payload.seq);
+      if (!appended) this.logger.warn(`job ${job.id}: ${payload.event} seq ${payload.seq} was in the audit log but not in the record; the record catches up`);
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
     });
@@ -231,24 +228,22 @@ export class JobLedger extends DisposableBase {
    * Record, audit entries and status.json; caller holds the job's lock. The audit lines are
    * fsynced; the record is replaced whole (no reader sees it torn, a killed process loses nothing)
    * and fsynced only where no event line was: what an event did can be found in the log after a
-   * power cut (`applyEvent` checks), which saves two of an event's three fsyncs. status.json is
+   * power cut (`appendUnlessLogged` looks), which saves two of an event's three fsyncs. status.json is
    * replaced only when what it says changed (a progress or heartbeat changes nothing in it).
    */
-  private async write(job: JobRecord, before: JobRecord, entries: AuditEntry[]): Promise<void> {
+  private async write(job: JobRecord, before: JobRecord, entries: AuditEntry[], eventSeq?: number): Promise<boolean> {
     const audit = this.controlPlane.audit;
-    await audit.appendAll(job.id, entries);
+    // An event's lines are not written again if the log's tail has that event already.
+    const appended = await audit.appendUnlessLogged(job.id, eventSeq, entries);
     const afterEvent = entries.some((e) => e.type === 'event');
-    writeFileAtomic(this.controlPlane.paths.jobFile(job.id), `${JSON.stringify(job, null, 2)}\n`, { durable: !afterEvent });
+    this.controlPlane.jobs.replace(job, { durable: !afterEvent });
     if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));
+    return appended;
   }
 
-  /** The job's signing token, read once (undefined for an unsigned job). */
+  /** The job's signing token (undefined for an unsigned job). */
   tokenOf(jobId: string): string | undefined {
-    const known = this.tokens.get(jobId);
-    if (known !== undefined) return known;
-    const token = readJobToken(this.controlPlane.paths, jobId);
-    if (token !== undefined) this.tokens.set(jobId, token);
-    return token;
+    return readJobToken(this.controlPlane.paths, jobId);
   }
 
   /**

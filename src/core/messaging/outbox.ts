@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fsyncOffLoop, readIfExists } from '../store/atomicFile';
+import { isErrnoException } from '../base/errors';
 import { parseJsonLines } from '../base/jsonLines';
 import { lazy, lit, obj } from '../base/schema';
 import { eventSchema, type EventPayload } from './protocol';
@@ -35,17 +36,26 @@ export class JobOutbox {
 
   /** The next seq; the caller holds the outbox lock and appends the event next. */
   allocateSeq(): number {
-    const next = this.allocatedSeq() + 1;
-    fs.mkdirSync(this.jobDir, { recursive: true });
+    return this.allocate().seq;
+  }
+
+  /**
+   * The next seq, and the events the broker has not acknowledged yet (sent first): what a
+   * publisher asks under the outbox lock, with each counter read once.
+   */
+  allocate(): { seq: number; backlog: EventPayload[] } {
+    const allocated = this.allocatedSeq();
+    const backlog = this.unacknowledged(allocated);
+    const next = allocated + 1;
     // A cache, not the record: a crash before the append just leaves a gap the subscriber notes.
-    writeCounter(this.seqFile, next);
-    return next;
+    inFolder(this.jobDir, () => writeCounter(this.seqFile, next));
+    return { seq: next, backlog };
   }
 
   /** Appends the event and resolves once it is on disk (fsynced). */
   append(payload: EventPayload): Promise<void> {
-    fs.mkdirSync(this.jobDir, { recursive: true });
-    return appendLine(this.file, JSON.stringify({ t: 'event', payload }));
+    const line = JSON.stringify({ t: 'event', payload });
+    return inFolder(this.jobDir, () => appendLine(this.file, line));
   }
 
   /** Records that the broker acknowledged every event up to `seq`. */
@@ -55,9 +65,12 @@ export class JobOutbox {
 
   /** Events the broker has not acknowledged, in seq order (read only when there are any). */
   pending(): EventPayload[] {
+    return this.unacknowledged(this.allocatedSeq());
+  }
+
+  private unacknowledged(allocated: number): EventPayload[] {
     const acked = readNumber(this.ackedFile) ?? 0;
-    if (this.allocatedSeq() <= acked) return [];
-    return this.events().filter((p) => p.seq > acked);
+    return allocated <= acked ? [] : this.events().filter((p) => p.seq > acked);
   }
 
   /** Every event in the outbox, in seq order. */
@@ -67,6 +80,17 @@ export class JobOutbox {
     return parseJsonLines(text, outboxLine)
       .values.map((line) => line.payload)
       .sort((a, b) => a.seq - b.seq);
+  }
+}
+
+/** Runs `write` (a file in `dir`); creates `dir` only if it is missing, and runs `write` again. */
+function inFolder<T>(dir: string, write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    if (!isErrnoException(err, 'ENOENT')) throw err;
+    fs.mkdirSync(dir, { recursive: true });
+    return write();
   }
 }
 

@@ -82,14 +82,25 @@ export const topics = {
  * sharing a broker.
  */
 export function workspaceIdOf(workspace: string): string {
+  const known = workspaceIds.get(workspace);
+  if (known !== undefined) return known;
   let real = workspace;
+  let found = false;
   try {
     real = fs.realpathSync(workspace);
+    found = true;
   } catch {
     // not created yet: use the path as given
   }
-  return createHash('sha256').update(`${os.hostname()}\0${real}`).digest('hex').slice(0, 16);
+  const id = createHash('sha256').update(`${os.hostname()}\0${real}`).digest('hex').slice(0, 16);
+  // Kept for a workspace that exists: a long-lived publisher (the heartbeat service, a runner) names
+  // the same few workspaces at every event, and resolving the path is three syscalls each time.
+  if (found && workspaceIds.size < 64) workspaceIds.set(workspace, id);
+  return id;
 }
+
+/** Workspace IDs this process computed, by the path it was given. */
+const workspaceIds = new Map<string, string>();
 
 /** JSON with object keys sorted at every level and no white space: what signatures cover. */
 export function canonicalJson(value: unknown): string {

@@ -55,10 +55,9 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
   const token = readJobToken(paths, req.jobId);
   const outbox = new JobOutbox(paths.jobDir(req.jobId));
   const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
-  const clientId = `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // A connection of its own is opened before the outbox is written, and the broker answers its
   // CONNECT while the outbox is locked, appended and fsynced; nothing is published before that.
-  const own = req.connection || !req.endpoint ? undefined : new QuickConnection(req.endpoint, clientId);
+  const own = req.connection || !req.endpoint ? undefined : new QuickConnection(req.endpoint, `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   if (own) {
     own.open();
     // One turn of the event loop: on a local broker the TCP connection is up by then and the
@@ -87,8 +86,7 @@ interface Prepared {
 
 /** Under the job's outbox lock: the next seq, the signed event appended with fsync, then the backlog and the event published. */
 async function appendAndPublish(req: PublishRequest, { outbox, detail, report, token, topic, connection }: Prepared): Promise<PublishResult> {
-  const backlog = outbox.pending();
-  const seq = outbox.allocateSeq();
+  const { seq, backlog } = outbox.allocate();
   const payload: EventPayload = {
     v: 1,
     job_id: req.jobId,

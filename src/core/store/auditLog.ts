@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CorruptStoreError } from '../base/errors';
+import { CorruptStoreError, isErrnoException } from '../base/errors';
 import { parseJsonLines } from '../base/jsonLines';
 import { anything, int, lit, nullable, obj, optional, parse, record, str, variant, type Schema } from '../base/schema';
 import { fsyncDirectory, fsyncOffLoop, readIfExists, writeFileAtomic } from './atomicFile';
@@ -64,57 +64,44 @@ export class AuditLog {
    * answers, and fsyncs that overlap share the filesystem's journal commit.
    */
   async appendAll(jobId: string, entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+    await this.appendUnlessLogged(jobId, undefined, entries);
+  }
+
+  /**
+   * `appendAll`, unless an event with `seq` is among the log's last lines (its last `tailBytes`):
+   * then nothing is written and this resolves false. The job's record is written after its audit
+   * line without an fsync of its own; after a power cut the record may miss what the log holds,
+   * and this is how an event applied again is known. One open of the log for both (each event
+   * looked and appended on two before).
+   */
+  async appendUnlessLogged(jobId: string, seq: number | undefined, entries: readonly AuditEntry[], tailBytes = 16 * 1024): Promise<boolean> {
+    if (entries.length === 0 && seq === undefined) return true;
     const dir = this.dir(jobId);
-    fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, 'events.ndjson');
-    const created = !fs.existsSync(file);
-    const fd = fs.openSync(file, 'a+');
+    let fd: number;
     try {
-      cutTornTail(fd);
+      fd = fs.openSync(file, 'a+');
+    } catch (err) {
+      if (!isErrnoException(err, 'ENOENT')) throw err;
+      fs.mkdirSync(dir, { recursive: true });
+      fd = fs.openSync(file, 'a+');
+    }
+    let created = false;
+    try {
+      const size = fs.fstatSync(fd).size;
+      created = size === 0;
+      const tail = size === 0 ? Buffer.alloc(0) : Buffer.alloc(seq === undefined ? 1 : Math.min(size, tailBytes));
+      if (tail.length > 0) fs.readSync(fd, tail, 0, tail.length, size - tail.length);
+      if (seq !== undefined && tailHasEvent(tail.toString('utf8'), seq)) return false;
+      if (entries.length === 0) return true;
+      if (tail.length > 0 && tail[tail.length - 1] !== 0x0a) cutTornTail(fd);
       fs.writeSync(fd, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
       await fsyncOffLoop(fd);
     } finally {
       fs.closeSync(fd);
     }
     if (created) fsyncDirectory(dir);
-  }
-
-  /**
-   * Whether an event with `seq` is among the log's last lines (its last `tailBytes`). The job's
-   * record is written after its audit line without an fsync of its own; after a power cut the
-   * record may miss what the log holds, and this is how an event applied again is known.
-   */
-  hasRecentEvent(jobId: string, seq: number, tailBytes = 16 * 1024): boolean {
-    let fd: number;
-    try {
-      fd = fs.openSync(path.join(this.dir(jobId), 'events.ndjson'), 'r');
-    } catch {
-      return false;
-    }
-    let tail: string;
-    try {
-      const size = fs.fstatSync(fd).size;
-      const buf = Buffer.alloc(Math.min(size, tailBytes));
-      fs.readSync(fd, buf, 0, buf.length, size - buf.length);
-      tail = buf.toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-    // Lines are written by JSON.stringify with `type` first and `seq` after `event`: found by text, confirmed by parsing that line.
-    const needle = `"seq":${seq},`;
-    for (let at = tail.indexOf(needle); at >= 0; at = tail.indexOf(needle, at + 1)) {
-      const start = tail.lastIndexOf('\n', at) + 1;
-      const end = tail.indexOf('\n', at);
-      if (end < 0) break;
-      try {
-        const entry = JSON.parse(tail.slice(start, end)) as { type?: unknown; seq?: unknown };
-        if (entry.type === 'event' && entry.seq === seq) return true;
-      } catch {
-        // the first, partial line of the tail
-      }
-    }
-    return false;
+    return true;
   }
 
   readEntries(jobId: string): AuditRead {
@@ -143,6 +130,24 @@ export class AuditLog {
     checkJobId(jobId);
     return this.paths.auditJobDir(jobId);
   }
+}
+
+/** Whether the log's tail holds an event line with `seq` (its first, partial line aside). */
+function tailHasEvent(tail: string, seq: number): boolean {
+  // Lines are written by JSON.stringify with `type` first and `seq` after `event`: found by text, confirmed by parsing that line.
+  const needle = `"seq":${seq},`;
+  for (let at = tail.indexOf(needle); at >= 0; at = tail.indexOf(needle, at + 1)) {
+    const start = tail.lastIndexOf('\n', at) + 1;
+    const end = tail.indexOf('\n', at);
+    if (end < 0) break;
+    try {
+      const entry = JSON.parse(tail.slice(start, end)) as { type?: unknown; seq?: unknown };
+      if (entry.type === 'event' && entry.seq === seq) return true;
+    } catch {
+      // the first, partial line of the tail
+    }
+  }
+  return false;
 }
 
 function cutTornTail(fd: number): void {

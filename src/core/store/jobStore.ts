@@ -30,9 +30,53 @@ export class JobStore {
     fs.mkdirSync(this.paths.jobsDir, { recursive: true });
     return this.withJobLock(valid.id, () => {
       if (fs.existsSync(this.paths.jobFile(valid.id))) throw new UsageError(`job ${valid.id} already exists`, 'duplicate_job');
-      writeFileAtomic(this.paths.jobFile(valid.id), `${JSON.stringify(valid, null, 2)}\n`);
+      this.write(valid, { durable: true });
       return valid;
     });
+  }
+
+  /**
+   * Replaces a record whole (the caller holds its lock). `durable: false` where what the change
+   * did is fsynced elsewhere (an event's audit line) and can be found there after a power cut.
+   */
+  replace(job: JobRecord, options: { durable: boolean }): void {
+    checkJobId(job.id);
+    this.write(job, options);
+  }
+
+  private write(job: JobRecord, options: { durable: boolean }): void {
+    const file = this.paths.jobFile(job.id);
+    writeFileAtomic(file, `${JSON.stringify(job, null, 2)}\n`, options);
+    this.remember(job.id, stampOf(file), job);
+  }
+
+  /**
+   * A record as it is on disk, from this process's last read or write of it when the file has not
+   * changed since (its inode, size and times: a record is always replaced whole, so a new one is a
+   * new inode). For hints only — who applies an event, who owns a job — like any read without the
+   * lock it may be old the moment it returns; under the job's lock read it with `get`. Every
+   * subscriber (the extension, a monitor, the warden) asks this of every event of every job, and
+   * the record was read and checked again for each before.
+   */
+  peek(jobId: string): JobRecord | undefined {
+    checkJobId(jobId);
+    const stamp = stampOf(this.paths.jobFile(jobId));
+    if (stamp === undefined) return undefined;
+    const known = this.seen.get(jobId);
+    if (known?.stamp === stamp) return known.job;
+    const job = this.get(jobId);
+    if (job) this.remember(jobId, stamp, job);
+    return job;
+  }
+
+  /** Records as this process last read or wrote them, with the file's identity then. */
+  private readonly seen = new Map<string, { stamp: string; job: JobRecord }>();
+
+  private remember(jobId: string, stamp: string | undefined, job: JobRecord): void {
+    if (stamp === undefined) return;
+    this.seen.delete(jobId);
+    if (this.seen.size >= 1024) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(jobId, { stamp, job });
   }
 
   get(jobId: string): JobRecord | undefined {
@@ -83,7 +127,7 @@ export class JobStore {
       const next = change(structuredClone(current));
       if (next === undefined) return current;
       const valid = validateJobRecord({ ...next, id: jobId, updated_at: new Date().toISOString() }, `job ${jobId}`);
-      writeFileAtomic(this.paths.jobFile(jobId), `${JSON.stringify(valid, null, 2)}\n`);
+      this.write(valid, { durable: true });
       return valid;
     });
   }
@@ -97,6 +141,12 @@ export class JobStore {
     checkJobId(jobId);
     return withLock(this.paths.lock(`job-${jobId}`), fn, { what: `job ${jobId}`, logger: this.logger, afterTakeover: () => removeStrayTemps(this.paths.jobFile(jobId)) });
   }
+}
+
+/** A file's identity and version: inode, size, change times (ns); undefined when it is missing. */
+function stampOf(file: string): string | undefined {
+  const stat = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+  return stat && `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
 }
 
 export function checkJobId(jobId: string): void {

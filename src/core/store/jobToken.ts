@@ -11,10 +11,30 @@ function tokenFile(paths: ControlPlanePaths, jobId: string): string {
 }
 
 export function writeJobToken(paths: ControlPlanePaths, jobId: string, token: string): void {
-  writeFileAtomic(tokenFile(paths, jobId), token, { mode: 0o600 });
+  const file = tokenFile(paths, jobId);
+  writeFileAtomic(file, token, { mode: 0o600 });
+  remember(file, token);
 }
 
 /** The job's token, or undefined when it has none (an unsigned job, or one not written yet). */
 export function readJobToken(paths: ControlPlanePaths, jobId: string): string | undefined {
-  return readIfExists(tokenFile(paths, jobId))?.toString('utf8').trim() || undefined;
+  const file = tokenFile(paths, jobId);
+  const known = tokens.get(file);
+  if (known !== undefined) return known;
+  const token = readIfExists(file)?.toString('utf8').trim() || undefined;
+  if (token !== undefined) remember(file, token);
+  return token;
+}
+
+/**
+ * Tokens this process read or wrote, by file. A token never changes once written, and the
+ * processes that sign and check events (the heartbeat service, a runner, the subscriber) do so for
+ * the same jobs again and again: each event read it from disk before. A job without one is asked
+ * again (its token may not be written yet). The oldest go first past 1,024.
+ */
+const tokens = new Map<string, string>();
+
+function remember(file: string, token: string): void {
+  if (tokens.size >= 1024) tokens.delete(tokens.keys().next().value!);
+  tokens.set(file, token);
 }

@@ -99,8 +99,19 @@ function runHeld(fn: (() => void) | undefined, release: () => void): void {
   }
 }
 
+/** This process's part of every token it writes; a counter tells its locks apart. */
+let tokenPrefix: string | undefined;
+let tokenCount = 0;
+/** The host's name, read once: it is in every lock this process writes. */
+let hostName: string | undefined;
+
+function thisHost(): string {
+  return (hostName ??= os.hostname());
+}
+
 function tryCreate(lockFile: string): Owner | undefined {
-  const owner: Owner = { pid: process.pid, host: os.hostname(), token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  tokenPrefix ??= randomBytes(6).toString('hex');
+  const owner: Owner = { pid: process.pid, host: thisHost(), token: `${tokenPrefix}-${++tokenCount}`, since: new Date().toISOString() };
   let fd: number;
   try {
     fd = fs.openSync(lockFile, 'wx');
@@ -119,6 +130,8 @@ function tryCreate(lockFile: string): Owner | undefined {
 }
 
 function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger: Logger | undefined): () => void {
+  const takenAt = performance.now();
+  const refreshMs = Math.max(250, Math.floor(staleMs / 3));
   const refresh = setInterval(() => {
     const now = new Date();
     try {
@@ -128,7 +141,7 @@ function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger:
       logger?.warn(`lock ${lockFile} was lost while held: ${errorMessage(err)}`);
       clearInterval(refresh);
     }
-  }, Math.max(250, Math.floor(staleMs / 3)));
+  }, refreshMs);
   refresh.unref();
   held.set(lockFile, me.token);
   installExitHook();
@@ -138,6 +151,19 @@ function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger:
     released = true;
     clearInterval(refresh);
     held.delete(lockFile);
+    // Held for less than a third of `staleMs` (by this process's monotonic clock, which runs on
+    // while it is stopped): no process can have judged it stale — that takes `staleMs` of silence,
+    // and even a host whose clock is ahead by the other two thirds would not — and this process is
+    // alive, so the lock is still this one's. Removed without reading it back (an event's path
+    // takes two locks: a read of each saved).
+    if (performance.now() - takenAt < staleMs / 3) {
+      try {
+        fs.unlinkSync(lockFile);
+      } catch {
+        // already gone: nothing to release
+      }
+      return;
+    }
     if (!releaseIfMine(lockFile, me.token)) logger?.warn(`lock ${lockFile} changed hands while held; left it to its new holder`);
   };
 }
@@ -182,7 +208,7 @@ function takeOverAbandoned(lockFile: string, staleMs: number): boolean {
 }
 
 function isAbandoned(lockFile: string, owner: Owner | undefined, staleMs: number): boolean {
-  if (owner && owner.host === os.hostname() && !isAlive(owner.pid)) return true;
+  if (owner && owner.host === thisHost() && !isAlive(owner.pid)) return true;
   const cutoff = Date.now() - staleMs;
   try {
     // The holder refreshes the lock's mtime (an older MAM's lock directory: its owner file's).
