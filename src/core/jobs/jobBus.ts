@@ -54,6 +54,8 @@ export class JobBus extends DisposableBase {
   readonly onDidSeeState = this.stateSeen.event;
   /** Everything received before the last message that was not about one job (see inTurn). */
   private barrier: Promise<unknown> = Promise.resolve();
+  /** Whether everything the barrier waits for was handled (nothing about no one job is pending). */
+  private barrierOpen = true;
   /** The last message of each job still being handled. */
   private readonly turns = new Map<string, Promise<unknown>>();
   /** Jobs whose events arrived, with when: their outboxes are checked while the broker is up. */
@@ -102,11 +104,18 @@ export class JobBus extends DisposableBase {
       const all = Promise.all([this.barrier, ...this.turns.values()].map(settle));
       this.turns.clear();
       const done = all.then(handle);
-      this.barrier = settle(done);
+      const barrier = settle(done);
+      this.barrier = barrier;
+      this.barrierOpen = false;
+      void barrier.then(() => {
+        if (this.barrier === barrier) this.barrierOpen = true;
+      });
       return done;
     }
     const before = this.turns.get(jobId);
-    const done = (before ? Promise.all([settle(before), this.barrier]) : this.barrier).then(handle);
+    // Nothing before it to wait for: started now, inside the client's delivery of the message —
+    // before the client writes its PUBACK, a syscall that came first on an event's path before.
+    const done = !before && this.barrierOpen ? handle() : (before ? Promise.all([settle(before), this.barrier]) : this.barrier).then(handle);
     const turn = settle(done);
     this.turns.set(jobId, turn);
     void turn.then(() => {
