@@ -56,7 +56,8 @@ export class JobStore {
    * new inode). For hints only — who applies an event, who owns a job — like any read without the
    * lock it may be old the moment it returns; under the job's lock read it with `get`. Every
    * subscriber (the extension, a monitor, the warden) asks this of every event of every job, and
-   * the record was read and checked again for each before.
+   * the record was read and checked again for each before. The object is shared: read it, never
+   * change it.
    */
   peek(jobId: string): JobRecord | undefined {
     checkJobId(jobId);
