@@ -67,6 +67,24 @@ describe('job store and audit log', () => {
     for (const bad of ['../x', 'a/b', '', '.', 'x'.repeat(200)]) assert.throws(() => cp.jobs.get(bad), /is not a job ID/);
   });
 
+  it("appendUnlessLogged: an event already in the log's tail writes nothing, a torn tail included; a new one cuts the torn line and is appended", async () => {
+    const cp = controlPlane(ws);
+    const id = newJobId();
+    const at = new Date().toISOString();
+    await cp.audit.append(id, { type: 'event', at, event: 'started', seq: 1 });
+    await cp.audit.append(id, { type: 'event', at, event: 'progress', seq: 2, detail: 'half' });
+    const file = path.join(cp.paths.auditJobDir(id), 'events.ndjson');
+    fs.appendFileSync(file, '{"type":"event","at":"x","event":"progress","seq":3,'); // a writer died mid-line
+    const before = fs.readFileSync(file, 'utf8');
+    assert.equal(await cp.audit.appendUnlessLogged(id, 2, [{ type: 'event', at, event: 'progress', seq: 2, detail: 'half' }]), false);
+    assert.equal(fs.readFileSync(file, 'utf8'), before, 'logged already: nothing written, nothing cut');
+    // seq 3's torn line is not an event in the log: it is cut and the event appended whole.
+    assert.equal(await cp.audit.appendUnlessLogged(id, 3, [{ type: 'event', at, event: 'progress', seq: 3 }]), true);
+    const read = cp.audit.readEntries(id);
+    assert.deepEqual(read.entries.map((e) => (e.type === 'event' ? e.seq : -1)), [1, 2, 3]);
+    assert.equal(read.badLines, 0);
+  });
+
   it('appends audit entries as whole lines and cuts a torn tail before appending', async () => {
     const cp = controlPlane(ws);
     const id = newJobId();
