@@ -82,14 +82,17 @@ describe('faults: one hardening lookup per repository, and a worktree that reads
     w2GitDir = repo.git(w2, 'rev-parse', '--absolute-git-dir');
   });
 
+  /** A look at all three checkouts (the main one first) and a conflicting merge in w2, as the overlap check makes them. */
+  async function stageAllAndMerge(): Promise<void> {
+    await stage(repo.main, 'main\n');
+    await stage(w1, 'w1\n');
+    await stage(w2, 'w2\n');
+    await mergeConflicting(w2);
+  }
+
   it('worktrees that read the same configuration share one lookup, and each is disarmed by it', async () => {
     fs.appendFileSync(path.join(common, 'config'), programs('shared'));
-    const gits = await gitsDuring(async () => {
-      await stage(repo.main, 'main\n');
-      await stage(w1, 'w1\n');
-      await stage(w2, 'w2\n');
-      await mergeConflicting(w2);
-    });
+    const gits = await gitsDuring(stageAllAndMerge);
     assert.deepEqual(pwned(), []);
     assert.equal(gits.filter((g) => g === 'config').length, 1, `one lookup for the three worktrees: ${gits.join(' ')}`);
     plainGitRuns(w2);
@@ -99,12 +102,7 @@ describe('faults: one hardening lookup per repository, and a worktree that reads
   it("a worktree's own config file (extensions.worktreeConfig) is read by a lookup of its own", async () => {
     repo.git(repo.main, 'config', 'extensions.worktreeConfig', 'true');
     fs.writeFileSync(path.join(w2GitDir, 'config.worktree'), programs('worktree'));
-    const gits = await gitsDuring(async () => {
-      await stage(repo.main, 'main\n');
-      await stage(w1, 'w1\n');
-      await stage(w2, 'w2\n');
-      await mergeConflicting(w2);
-    });
+    const gits = await gitsDuring(stageAllAndMerge);
     assert.deepEqual(pwned(), []);
     assert.equal(gits.filter((g) => g === 'config').length, 3, `a lookup per worktree: ${gits.join(' ')}`);
     plainGitRuns(w2);
@@ -117,10 +115,7 @@ describe('faults: one hardening lookup per repository, and a worktree that reads
       fs.writeFileSync(included, programs('included'));
       fs.appendFileSync(path.join(common, 'config'), `[includeIf "${condition()}"]\n\tpath = ${included}\n`);
       // The lookup in the main checkout first: there the include does not apply.
-      await stage(repo.main, 'main\n');
-      await stage(w1, 'w1\n');
-      await stage(w2, 'w2\n');
-      await mergeConflicting(w2);
+      await stageAllAndMerge();
       assert.deepEqual(pwned(), []);
       plainGitRuns(w1);
       assert.deepEqual(pwned(), [], 'w1 does not match the condition');
