@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MqttClient } from 'mqtt';
-import { dateOn, unrefTimer } from '../base/clock';
+import { dateOn } from '../base/clock';
 import { DisposableBase, toDisposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import { errorMessage } from '../base/errors';
@@ -20,20 +20,14 @@ import { deliverJob } from '../jobs/localTarget';
 import { titleFromTask } from '../jobs/title';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
-import { parseUntrusted, topics, validateState, verifySignature, type EventPayload, type StatePayload } from '../messaging/protocol';
+import { parseUntrusted, topics, validateState, verifySignature, type StatePayload } from '../messaging/protocol';
 import { readJobToken } from '../store/jobToken';
 import { newJobRecord } from '../store/newJobRecord';
-import { publishJobEvent } from '../messaging/publisher';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
 import { PresenceSpeaker } from './presenceSpeaker';
 import { SeenDispatches } from './seenDispatches';
+import { isFinal, MirrorRelay } from './mirrorRelay';
 
-/**
- * How long a mirror job that has ended here waits for its submitter to say it has the outcome
- * before it counts as finished anyway (a `--once` runner then exits): past the keepalive a
- * broker gives a silent client (1.5 × 30 s), with room for the submitter to reconnect.
- */
-const SUBMITTER_ACK_WAIT_MS = 120_000;
 
 export interface RemoteRunnerOptions {
   engine: JobEngine;
@@ -73,21 +67,22 @@ export class RemoteRunner extends DisposableBase {
   private client: MqttClient | undefined;
   /** Dispatches are checked one at a time: the seen set is read and written in order. */
   private intake: Promise<unknown> = Promise.resolve();
-  /** Relays run one at a time, so each job's events leave in seq order. */
-  private relays: Promise<unknown> = Promise.resolve();
   private readonly work = new Set<Promise<unknown>>();
-  /** Seqs of each mirror job sent (or being sent) to the submitter. */
-  private readonly relayed = new Map<string, Set<number>>();
-  private readonly errorPublished = new Set<string>();
-  private readonly done = new Set<string>();
-  /** Mirror jobs whose submitter's own state says they have ended. */
-  private readonly acknowledged = new Set<string>();
-  private readonly announced = new Set<string>();
+  /** The mirror jobs' events, on their way to their submitters. */
+  private readonly outgoing: MirrorRelay;
   private closed = false;
 
   constructor(private readonly options: RemoteRunnerOptions) {
     super();
     this.seen = new SeenDispatches(options.engine.deps.controlPlane.paths, options.name);
+    this.outgoing = new MirrorRelay({
+      engine: options.engine,
+      name: options.name,
+      client: () => this.client,
+      originOf: (job) => this.originOf(job),
+      finished: (job) => this.finished.fire(job),
+      track: (p) => this.track(p),
+    });
   }
 
   get name(): string {
@@ -105,7 +100,7 @@ export class RemoteRunner extends DisposableBase {
     this.secret = dispatchSecretOf(engine.deps.config);
     // Before connecting: the subscriber drains outboxes on connect, and those events need relaying.
     this._register(engine.ledger.onDidChangeJob(({ job }) => {
-      if (this.originOf(job)) this.relay(job.id);
+      if (this.originOf(job)) this.outgoing.relay(job.id);
     }));
     await engine.connect();
     engine.supervise({ ownerToken: this.owner.token });
@@ -121,7 +116,7 @@ export class RemoteRunner extends DisposableBase {
     for (const job of controlPlane.jobs.list().jobs) {
       const origin = this.originOf(job);
       if (!origin || origin.settled) continue;
-      if (!isTerminal(job.state)) this.relay(job.id);
+      if (!isTerminal(job.state)) this.outgoing.relay(job.id);
       await this.followSubmitter(job);
     }
     await client.subscribeAsync([...this.dispatchFilters, cancelTopics.all(this.name)], { qos: 1 });
@@ -155,10 +150,10 @@ export class RemoteRunner extends DisposableBase {
       await this.options.engine.ledger.transition(job.id, 'cancelled', REASONS.notDelivered, { when: (j) => j.state === 'registered', note: `runner '${this.name}' stopped before delivering it` });
     }
     await Promise.allSettled([...this.work]);
-    await this.relays;
+    await this.outgoing.settled();
     const open = mine();
     for (const job of open) await this.options.engine.ledger.patch(job.id, { owner: null });
-    await this.relays;
+    await this.outgoing.settled();
     // A stop on purpose: its jobs wait for a runner started again (their timers run meanwhile), so
     // it says `stopped` and leaves cleanly, and its submitters fail nothing.
     await this.speaker?.leave();
@@ -222,8 +217,7 @@ export class RemoteRunner extends DisposableBase {
     const told = JOB_STATES.find((s) => s === state.state);
     if (told !== undefined && isTerminal(told)) {
       // The submitter has the outcome: a --once runner may go.
-      this.acknowledged.add(job.id);
-      if (this.done.has(job.id)) this.announce(controlPlane.jobs.get(job.id) ?? job);
+      this.outgoing.acknowledge(job);
       // It ended there while the job is open here (its runner was lost, a timer there ran out first):
       // nobody waits on this mirror any more, and its session is free for the next job. Unless the
       // agent's own last word is here already, relayed before this mirror applied it: that ends it.
@@ -238,8 +232,7 @@ export class RemoteRunner extends DisposableBase {
       // the job ended there (killed, its host down) comes back with events it never relayed.
       const missing = new Set(state.missing ?? []);
       if (outbox.allocatedSeq() > state.seq || missing.size > 0) {
-        if (!this.relayed.has(job.id)) this.relayed.set(job.id, new Set(outbox.events().map((p) => p.seq).filter((seq) => seq <= state.seq && !missing.has(seq))));
-        this.relay(job.id);
+        this.outgoing.resend(job.id, state.seq, missing, outbox.events().map((p) => p.seq));
         return;
       }
       // It has every event there is: nothing to follow at the next start.
@@ -249,16 +242,8 @@ export class RemoteRunner extends DisposableBase {
     }
     if (!state.resync) return;
     const missing = new Set(state.missing ?? []);
-    this.relayed.set(job.id, new Set([...(this.relayed.get(job.id) ?? [])].filter((seq) => seq <= state.seq && !missing.has(seq))));
     logger.info(`runner ${this.name}: job ${job.id}: its submitter has seq ${state.seq}${missing.size ? ` and misses ${[...missing].join(',')}` : ''}; relaying the rest again`);
-    this.relay(job.id);
-  }
-
-  /** Says, once, that a mirror job has ended and its submitter has (or had time to get) the outcome. */
-  private announce(job: JobRecord): void {
-    if (this.announced.has(job.id)) return;
-    this.announced.add(job.id);
-    this.finished.fire(job);
+    this.outgoing.resend(job.id, state.seq, missing);
   }
 
   /** Follows the submitter's state of an open mirror job (for resync), until the job is done here. */
@@ -326,63 +311,6 @@ export class RemoteRunner extends DisposableBase {
     }
   }
 
-  private relay(jobId: string): void {
-    this.relays = this.relays.then(() => this.pump(jobId)).catch((err: unknown) => this.options.engine.deps.logger.warn(`runner ${this.name}: relaying job ${jobId}: ${errorMessage(err)}`));
-    this.track(this.relays);
-  }
-
-  /**
-   * Sends the submitter every event of the mirror job it has not been sent yet, verbatim (signed
-   * with the job's token by the agent's `mam event`), from the job's outbox: the publishers' own
-   * record, complete even when another process (`mam monitor`) applied the events first. A job
-   * ended here without an event from its agent — timers, its pane gone, not delivered — gets an
-   * `error` event first, so that the submitter ends too instead of waiting out its own timers.
-   */
-  private async pump(jobId: string): Promise<void> {
-    const { engine } = this.options;
-    const job = engine.deps.controlPlane.jobs.get(jobId);
-    const origin = job && this.originOf(job);
-    if (!job || !origin || !this.client) return;
-    const outbox = new JobOutbox(engine.deps.controlPlane.paths.jobDir(jobId));
-    let events = outbox.events();
-    const endedByAgent = job.state === 'completed' || (job.state === 'failed' && job.reason === 'agent_error');
-    // Its submitter, which cancelled it, needs no word of the end it asked for.
-    const endedBySubmitter = job.reason === REASONS.cancelledBySubmitter || job.reason === REASONS.endedBySubmitter;
-    if (isTerminal(job.state) && !endedByAgent && !endedBySubmitter && !events.some(isFinal) && !this.errorPublished.has(jobId)) {
-      this.errorPublished.add(jobId);
-      await publishJobEvent({
-        workspace: engine.deps.controlPlane.workspace,
-        jobId,
-        event: 'error',
-        detail: `remote runner '${this.name}': the job ended ${job.state} (${job.reason ?? 'no reason'}) on ${os.hostname()}`,
-        sender: `mam-remote-${this.name}`,
-        endpoint: engine.endpoint,
-      });
-      events = outbox.events();
-    }
-    const sent = this.relayed.get(jobId) ?? new Set<number>();
-    this.relayed.set(jobId, sent);
-    const topic = topics.events(origin.workspace_id, jobId);
-    const pending = events.filter((p) => !sent.has(p.seq));
-    for (const p of pending) sent.add(p.seq);
-    // QoS 1 from one client keeps their order; a failed one is sent again on the next change.
-    const results = await Promise.allSettled(pending.map((p) => this.client!.publishAsync(topic, JSON.stringify(p), { qos: 1 })));
-    results.forEach((r, i) => {
-      if (r.status === 'rejected') {
-        sent.delete(pending[i]!.seq);
-        engine.deps.logger.warn(`runner ${this.name}: job ${jobId}: event seq ${pending[i]!.seq} not relayed: ${errorMessage(r.reason)}`);
-      }
-    });
-    if (isTerminal(job.state) && !this.done.has(jobId) && (endedBySubmitter || events.some((p) => isFinal(p) && sent.has(p.seq)))) {
-      this.done.add(jobId);
-      // The broker has the outcome; the submitter may not (cut off, its events dropped). The job is
-      // finished here once the submitter's own state says it has ended, or after a while anyway: a
-      // submitter that comes back asks for what it missed, and this runner must still be here.
-      if (endedBySubmitter || this.acknowledged.has(jobId)) this.announce(job);
-      else unrefTimer(engine.clock.setTimeout(() => this.announce(job), SUBMITTER_ACK_WAIT_MS));
-    }
-  }
-
   private async clear(topic: string): Promise<void> {
     try {
       await this.client!.publishAsync(topic, '', { qos: 1, retain: true });
@@ -404,8 +332,4 @@ export class RemoteRunner extends DisposableBase {
     this.work.add(p);
     void p.finally(() => this.work.delete(p)).catch(() => undefined);
   }
-}
-
-function isFinal(p: EventPayload): boolean {
-  return p.event === 'completed' || p.event === 'error';
 }
