@@ -430,7 +430,7 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
 
       const phases: Array<{ label: string; r: Phase }> = [];
       if (apiS > 0) phases.push({ label: `(b) publisher API, ${nPublishers} long-lived processes`, r: await phase('api', apiS, nPublishers) });
-      if (coldS > 0) phases.push({ label: '(a) cold `mam event progress` processes', r: await phase('cold', coldS, 1) });
+      if (coldS > 0) phases.push({ label: "(a) cold `mam event progress` processes, handed to the host's relay", r: await phase('cold', coldS, 1) });
 
       // End the jobs (the heartbeat service drops them and exits); a job's completion also carries any
       // event still waiting in its outbox.
@@ -477,6 +477,8 @@ export async function benchScale(root: string, cli: string, options: ScaleOption
           { name: `scale ${label}: CPU, broker daemon (${daemon}), ${perEvent(r.brokerMs)} (CPU ms per s)`, p50: r.brokerMs / r.windowS, ratio: pct(r.brokerMs) },
           { name: `scale ${label}: CPU, measuring subscriber (this process's engine), ${perEvent(r.selfMs)} (CPU ms per s)`, p50: r.selfMs / r.windowS, ratio: pct(r.selfMs) },
           { name: `scale ${label}: CPU, ${r.mode === 'api' ? `the ${nPublishers} publisher processes` : 'the cold `mam event` processes and their spawner'}${r.ended.length === r.publishers ? ' (every one ended early: no figure)' : r.ended.length > 0 ? ` (${r.ended.length} of ${r.publishers} ended early: the others only)` : ''}, ${perEvent(r.workerMs)} (CPU ms per s)`, p50: r.workerMs / r.windowS, ratio: pct(r.workerMs) },
+          // The cold processes hand their events to the host's heartbeat service, which publishes them.
+          ...(r.mode === 'cold' ? [{ name: `scale ${label}: CPU, the host's heartbeat service (heartbeats, and the relay that publishes the cold processes' events), ${perEvent(r.heartbeatMs)} (CPU ms per s)`, p50: r.heartbeatMs / r.windowS, ratio: pct(r.heartbeatMs) }] : []),
           // Heartbeats once, in the first phase (the longest window).
           ...(r === phases[0]!.r ? ([{
             name: `scale ${label}: heartbeats, the host's one service for ${nJobs} jobs (${(details.heartbeatRssOneJobMb as number).toFixed(0)} MB resident with one job, ${(details.heartbeatRssMb as number).toFixed(0)} MB with ${nJobs}: ${((details.heartbeatRssMb as number) / nJobs).toFixed(2)} MB per job in all; ${pct(r.heartbeatMs)}): resident MB added per running job`,

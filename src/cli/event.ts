@@ -16,8 +16,9 @@ import { HeartbeatService } from '../core/messaging/heartbeatService';
 import { num, obj, oneOf, optional, parse, str, type Infer } from '../core/base/schema';
 import { JOB_STATES } from '../core/store/jobSchema';
 import { ControlPlanePaths } from '../core/store/paths';
-import { EVENT_NAMES, isEventName } from '../core/messaging/protocol';
-import { publishJobEvent } from '../core/messaging/publisher';
+import { EVENT_NAMES, isEventName, type EventPayload } from '../core/messaging/protocol';
+import { appendJobEvent, flushOutbox, publishJobEvent } from '../core/messaging/publisher';
+import { handToRelay, openRelay } from '../core/messaging/eventRelay';
 import type { QuickEndpoint } from '../core/messaging/quickPublish';
 import { externalBroker, readEmbeddedEndpoint } from '../core/messaging/brokerEndpoint';
 import { parseStrictArgs, StrictArgsError } from './strictArgs';
@@ -38,7 +39,8 @@ Usage: mam event EVENT --job ID [--detail TEXT] [--heartbeat N] [--report FILE]
   --json            print the published event as JSON
 
 The event is written to the job's outbox on disk before it is sent, so it is never lost: if the broker
-cannot be reached it stays there, and the command still exits 0 with a warning.
+cannot be reached it stays there, and the command still exits 0 with a warning. Where this host's
+heartbeat service runs (after a started with heartbeats), the service sends it: "handed to this host's relay".
 `;
 
 export async function runEventCommand(argv: readonly string[], io: { stdout(t: string): void; stderr(t: string): void; env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
@@ -63,21 +65,24 @@ export async function runEventCommand(argv: readonly string[], io: { stdout(t: s
     const workspace = findWorkspace({ flag: values.workspace, env: io.env, cwd: io.cwd }).root;
     const period = asked ?? (event === 'started' ? defaultHeartbeat(workspace, values.job, io.env) : undefined);
     const heartbeat = period === undefined || period <= 0 ? undefined : period;
-    const result = await publishJobEvent({
-      workspace,
-      jobId: values.job,
-      event,
-      ...(values.detail !== undefined ? { detail: values.detail } : {}),
-      ...(heartbeat !== undefined ? { heartbeat } : {}),
-      ...(values.report !== undefined ? { reportFile: values.report } : {}),
-      sender: io.env.MAM_SESSION || `${os.hostname()}:${process.pid}`,
-      endpoint: brokerEndpoint(workspace, io.env),
-    });
+    const result = await sendEvent(
+      {
+        workspace,
+        jobId: values.job,
+        event,
+        ...(values.detail !== undefined ? { detail: values.detail } : {}),
+        ...(heartbeat !== undefined ? { heartbeat } : {}),
+        ...(values.report !== undefined ? { reportFile: values.report } : {}),
+        sender: io.env.MAM_SESSION || `${os.hostname()}:${process.pid}`,
+      },
+      io.env,
+    );
     if (heartbeat !== undefined) await startHeartbeat(workspace, values.job, heartbeat, io.env);
-    else await keepHeartbeatsUp(workspace, values.job, io.env);
+    else if (!result.relayed) await keepHeartbeatsUp(workspace, values.job, io.env);
     if (values.json) io.stdout(`${JSON.stringify(result.payload)}\n`);
+    else if (result.relayed) io.stdout(`event ${event} (seq ${result.payload.seq}) handed to this host's relay\n`);
     else if (result.delivered) io.stdout(`event ${event} (seq ${result.payload.seq}) delivered\n`);
-    if (!result.delivered) {
+    if (!result.delivered && !result.relayed) {
       io.stderr(`mam: warning: ${result.problem}; event ${event} (seq ${result.payload.seq}) is safe in the job's outbox and will be delivered later\n`);
     }
     return 0;
@@ -110,6 +115,39 @@ function parseEventArgs(argv: readonly string[]) {
     const m = /'(-{1,2}[^'\s]+)/.exec(err.message);
     throw new UsageError(`mam event: ${err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${printable(m?.[1] ?? '', 40)}` : printable(err.message.split('\n')[0]!, 200)}; see 'mam event --help'`);
   }
+}
+
+type EventRequest = Parameters<typeof appendJobEvent>[0];
+
+/** What became of the event: handed to the host's relay, delivered by this process, or left in the outbox (why). */
+interface Sent {
+  payload: EventPayload;
+  relayed: boolean;
+  delivered: boolean;
+  problem?: string;
+}
+
+/**
+ * Writes the event to the job's outbox and has it published: by the host's relay when one runs
+ * (the heartbeat service: this process then opens no connection, nor loads node:net), else by this
+ * process. A relay that goes away between the two (its pipe closed) leaves the event to this process.
+ */
+async function sendEvent(request: EventRequest, env: NodeJS.ProcessEnv): Promise<Sent> {
+  const relay = openRelay(new HeartbeatRegistry(new ControlPlanePaths(request.workspace)).relayFile);
+  if (relay === undefined) {
+    const r = await publishJobEvent({ ...request, endpoint: brokerEndpoint(request.workspace, env) });
+    return { payload: r.payload, relayed: false, delivered: r.delivered, ...(r.problem !== undefined ? { problem: r.problem } : {}) };
+  }
+  let payload: EventPayload;
+  try {
+    payload = await appendJobEvent(request);
+  } catch (err) {
+    fs.closeSync(relay);
+    throw err;
+  }
+  if (handToRelay(relay, request.jobId)) return { payload, relayed: true, delivered: false };
+  const r = await flushOutbox({ workspace: request.workspace, jobId: request.jobId, endpoint: brokerEndpoint(request.workspace, env) });
+  return { payload, relayed: false, delivered: r.problem === undefined, ...(r.problem !== undefined ? { problem: r.problem } : {}) };
 }
 
 /** The broker to publish to: the configured external one, else the workspace's running embedded one. */

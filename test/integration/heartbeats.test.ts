@@ -2,11 +2,13 @@ import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { newJobId } from '../../src/core/base/ids';
 import { isAlive } from '../../src/core/base/process';
 import { HeartbeatRegistry } from '../../src/core/messaging/heartbeatRegistry';
 import { JobOutbox } from '../../src/core/messaging/outbox';
+import { appendJobEvent } from '../../src/core/messaging/publisher';
 import type { JobEngine } from '../../src/core/jobs/jobEngine';
 import { CLI, heartbeatServices, until } from '../support/helpers';
 import { jobFixture, type JobFixture } from '../support/jobs';
@@ -44,9 +46,13 @@ describe('heartbeats: one service per workspace and host', function () {
     return ids;
   }
 
-  /** An agent process that reports `started` (asking for heartbeats every 0.4 s) and then stays. */
-  async function agent(id: string): Promise<ChildProcess> {
-    const script = `const r = require('node:child_process').spawnSync(process.execPath, [${JSON.stringify(CLI)}, 'event', 'started', '--job', ${JSON.stringify(id)}, '--heartbeat', '0.4'], { stdio: 'inherit' }); process.send(r.status); setInterval(() => {}, 1e9);`;
+  /**
+   * An agent process that reports `started` (asking for heartbeats every 0.4 s, or `everyS`) and
+   * then stays. The relay's tests ask for 600 s: a heartbeat publishes the job's backlog too, and
+   * would hide a relay that did nothing.
+   */
+  async function agent(id: string, everyS = '0.4'): Promise<ChildProcess> {
+    const script = `const r = require('node:child_process').spawnSync(process.execPath, [${JSON.stringify(CLI)}, 'event', 'started', '--job', ${JSON.stringify(id)}, '--heartbeat', ${JSON.stringify(everyS)}], { stdio: 'inherit' }); process.send(r.status); setInterval(() => {}, 1e9);`;
     const child = spawn(process.execPath, ['-e', script], { cwd: f!.workspace, env: f!.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     agents.push(child);
     const status = await new Promise((resolve) => child.once('message', resolve));
@@ -101,5 +107,90 @@ describe('heartbeats: one service per workspace and host', function () {
     const [second] = heartbeatServices(f.workspace);
     assert.ok(second && second !== first, 'a new service');
     await until(() => heartbeats(id!) >= before + 2, 10_000, 'heartbeats again');
+  });
+
+  const acked = (id: string): number => Number(fs.readFileSync(`${f!.controlPlane.paths.jobDir(id)}/acked`, 'utf8'));
+  const seqOf = (stdout: string): number => Number(/\(seq (\d+)\)/.exec(stdout)?.[1]);
+
+  it("the service is the host's event relay: `mam event` appends and hands over, the service publishes, the engine applies; lines that are not job IDs change nothing", async () => {
+    f = jobFixture();
+    const engine = f.engine();
+    await engine.connect();
+    const [id] = await openJobs(engine, 1);
+    await agent(id!, '600');
+    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
+    assert.ok(fs.lstatSync(registry.relayFile).isFIFO(), 'the relay is a FIFO');
+    assert.equal(fs.lstatSync(registry.relayFile).mode & 0o777, 0o600);
+    // Noise first: whatever else is written to the relay is read and dropped.
+    fs.writeFileSync(registry.relayFile, `../../etc/passwd\n${'x'.repeat(5000)}\n\u001b[31m\nj-unknown-job\n`);
+    for (let i = 0; i < 3; i++) {
+      const r = await f.run(['event', 'progress', '--job', id!, '--detail', `step ${i}`]);
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /^event progress \(seq \d+\) handed to this host's relay$/);
+      assert.equal(r.stderr, '');
+      const seq = seqOf(r.stdout);
+      // Only a publisher marks an event acknowledged (a subscriber's drain applies from disk and marks nothing).
+      await until(() => acked(id!) >= seq, 10_000, `the relay to publish seq ${seq}`);
+      await until(() => (engine.deps.controlPlane.jobs.get(id!)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
+      assert.equal(engine.deps.controlPlane.jobs.get(id!)?.detail, `step ${i}`);
+    }
+    assert.equal(heartbeatServices(f.workspace).length, 1, 'the relay is still up');
+    // What it saves: a process that hands its event over loads neither node:net nor node:crypto.
+    const list = path.join(f.workspace, 'modules.json');
+    const r = await f.run(['event', 'progress', '--job', id!], { NODE_OPTIONS: `--require ${path.resolve(__dirname, '../fixtures/module-list.js')}`, MAM_TEST_MODULE_LIST: list });
+    assert.match(r.stdout, /handed to this host's relay/);
+    const loaded = JSON.parse(fs.readFileSync(list, 'utf8')) as string[];
+    assert.ok(loaded.includes('NativeModule fs'), 'the list is read');
+    assert.deepEqual(loaded.filter((m) => /^NativeModule (net|crypto|tls|stream)$/.test(m)), []);
+  });
+
+  it('a relay whose service is gone, or anything else in its place, is passed by: `mam event` publishes for itself and writes nothing there', async () => {
+    f = jobFixture();
+    const engine = f.engine();
+    await engine.connect();
+    const [id] = await openJobs(engine, 1);
+    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    // A regular file and a symlink where the relay would be (a repository can hold either).
+    fs.mkdirSync(registry.dir, { recursive: true });
+    const target = `${f.workspace}/elsewhere.txt`;
+    for (const plant of [() => fs.writeFileSync(registry.relayFile, ''), () => (fs.writeFileSync(target, ''), fs.symlinkSync(target, registry.relayFile))]) {
+      fs.rmSync(registry.relayFile, { force: true });
+      plant();
+      const r = await f.run(['event', 'progress', '--job', id!]);
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
+      assert.equal(fs.readFileSync(registry.relayFile, 'utf8'), '', 'nothing written to what is not a relay');
+    }
+    fs.rmSync(registry.relayFile, { force: true });
+    // A relay left by a killed service: nobody reads it.
+    await agent(id!, '600');
+    await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
+    const [service] = heartbeatServices(f.workspace);
+    process.kill(service!, 'SIGKILL');
+    await until(() => !isAlive(service!), 5_000, 'the service to die');
+    assert.ok(fs.lstatSync(registry.relayFile).isFIFO(), 'its FIFO is left behind');
+    const r = await f.run(['event', 'progress', '--job', id!]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
+    assert.equal(acked(id!), seqOf(r.stdout));
+  });
+
+  it('events waiting in the outbox of a job the service served go out when the next service starts', async () => {
+    f = jobFixture();
+    const engine = f.engine();
+    await engine.connect();
+    const [a, b] = await openJobs(engine, 2);
+    await agent(a!, '600');
+    const [first] = heartbeatServices(f.workspace);
+    process.kill(first!, 'SIGKILL');
+    await until(() => !isAlive(first!), 5_000, 'the service to die');
+    // Handed to a relay that died before it sent it: in the outbox, not acknowledged.
+    const waiting = await appendJobEvent({ workspace: f.workspace, jobId: a!, event: 'progress', detail: 'left waiting', sender: 'test' });
+    assert.ok(acked(a!) < waiting.seq);
+    // Another job's agent starts the next service, which serves job a too (its registration stayed).
+    await agent(b!, '600');
+    await until(() => acked(a!) >= waiting.seq, 10_000, 'the waiting event published by the new service');
+    await until(() => engine.deps.controlPlane.jobs.get(a!)?.detail === 'left waiting', 10_000, 'and applied');
   });
 });

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { dateOn, systemClock } from './clock';
 import { UsageError } from './errors';
 import { printable } from './printable';
@@ -24,7 +23,7 @@ export function nameProblem(name: string, what = 'name'): string | undefined {
  */
 export function newJobId(now: Date = dateOn(systemClock)): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return `j-${stamp}-${randomBytes(4).toString('hex')}`;
+  return `j-${stamp}-${Buffer.from(crypto.getRandomValues(new Uint8Array(4))).toString('hex')}`;
 }
 
 export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;

@@ -6,7 +6,6 @@
  * mqtt, aedes, sql.js and yaml (test/unit/brokerEndpoint.test.ts checks).
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import { ConfigError } from '../base/errors';
 import { printable } from '../base/ids';
 import type { Logger } from '../base/log';
@@ -96,7 +95,7 @@ export function externalBroker(config: ResolvedConfig, logger?: Logger): BrokerE
       }
       port = urlPort;
     }
-  } else if (!net.isIP(host) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host)) {
+  } else if (!isIP(host) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host)) {
     throw new ConfigError(`MQTT_BROKER '${printable(raw, 60)}' is not a host name; use a host name, mqtt://host:port or mqtts://host:port`);
   }
   if (port === 0) port = tls ? 8883 : 1883;
@@ -117,4 +116,10 @@ export function externalBroker(config: ResolvedConfig, logger?: Logger): BrokerE
     }
   }
   return endpoint;
+}
+
+/** node:net's isIP, loaded only for a configured host name: `mam event` publishing through the relay never loads node:net. */
+function isIP(host: string): number {
+  const net: typeof import('node:net') = require('node:net');
+  return net.isIP(host);
 }

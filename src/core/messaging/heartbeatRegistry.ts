@@ -27,8 +27,8 @@ export function hostKey(hostname = os.hostname()): string {
 }
 
 /**
- * `.mam/heartbeats/<host>/`: one file per job that wants heartbeats from this host, and
- * `service.pid`, the host's heartbeat service (`mam event __heartbeats`). Registering and the
+ * `.mam/heartbeats/<host>/`: one file per job that wants heartbeats from this host,
+ * `service.pid`, the host's heartbeat service (`mam event __heartbeats`), and `relay.fifo`, its event relay. Registering and the
  * service's decision to exit both happen under the host's heartbeat lock, so a job registered
  * while the service winds down always finds a service to serve it.
  */
@@ -36,6 +36,8 @@ export class HeartbeatRegistry {
   readonly dir: string;
   readonly pidFile: string;
   readonly lock: string;
+  /** The host's event relay, read by the service (eventRelay.ts). */
+  readonly relayFile: string;
 
   constructor(
     readonly paths: ControlPlanePaths,
@@ -43,6 +45,7 @@ export class HeartbeatRegistry {
   ) {
     this.dir = path.join(paths.dir, 'heartbeats', host);
     this.pidFile = path.join(this.dir, 'service.pid');
+    this.relayFile = path.join(this.dir, 'relay.fifo');
     this.lock = paths.lock(`heartbeats-${host}`);
   }
 

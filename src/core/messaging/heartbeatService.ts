@@ -4,7 +4,9 @@ import type { Clock } from '../base/clock';
 import { oneOf, obj, parse } from '../base/schema';
 import { isTerminal, JOB_STATES } from '../store/jobSchema';
 import type { HeartbeatRegistration, HeartbeatRegistry } from './heartbeatRegistry';
-import { publishJobEvent } from './publisher';
+import type { Disposable } from '../base/disposable';
+import { listenRelay } from './eventRelay';
+import { flushOutbox, publishJobEvent } from './publisher';
 import { QuickConnection, type QuickEndpoint } from './quickPublish';
 
 export interface HeartbeatServiceOptions {
@@ -21,6 +23,8 @@ export interface HeartbeatServiceOptions {
   idleExitMs?: number;
   /** An MQTT client ID unique to this service. */
   clientId: string;
+  /** Whether it reads the host's event relay (eventRelay.ts; default true). */
+  relay?: boolean;
 }
 
 interface Served {
@@ -41,6 +45,11 @@ const jobState = obj({ state: oneOf(JOB_STATES) });
  * agent's process is gone or its record says it ended. One process serves every job of the host —
  * fifty jobs cost one Node process and a few reads a second, not fifty processes. It exits once it
  * has had nothing to serve for a while (the registry decides under its lock; see heartbeatRegistry.ts).
+ *
+ * It is also the host's event relay (eventRelay.ts): a job named to it has its outbox's waiting
+ * events published on the same connection, so a `mam event` on this host opens none of its own.
+ * A job's outbox is flushed when the service first serves it too: events handed to a relay that
+ * died before it sent them go out when the next one starts.
  */
 export class HeartbeatService {
   private readonly served = new Map<string, Served>();
@@ -48,6 +57,11 @@ export class HeartbeatService {
   private readonly idleExitMs: number;
   private connection: QuickConnection | undefined;
   private endpointKey = '';
+  /** The broker as last read; read again after a publish fails. */
+  private endpointNow: QuickEndpoint | undefined;
+  private relay: Disposable | undefined;
+  /** Jobs whose outbox is being flushed, and whether another flush was asked meanwhile. */
+  private readonly flushing = new Map<string, { again: boolean }>();
   private idleSince: number | undefined;
   private timer: unknown;
   private stopped = false;
@@ -61,6 +75,7 @@ export class HeartbeatService {
   }
 
   start(): void {
+    if (this.options.relay !== false) this.relay = listenRelay(this.options.registry.relayFile, (job) => this.flush(job));
     void this.check();
   }
 
@@ -73,6 +88,7 @@ export class HeartbeatService {
     if (this.stopped) return;
     this.stopped = true;
     this.options.clock.clearTimeout(this.timer);
+    this.relay?.dispose();
     this.connection?.close();
     this.finished();
   }
@@ -91,6 +107,7 @@ export class HeartbeatService {
       // A newer `started` of the job (another agent process, another N) starts its count again.
       if (!known || known.reg.watch_pid !== reg.watch_pid || known.reg.every_s !== reg.every_s) {
         this.served.set(reg.job, { reg, nextAt: now + reg.every_s * 1000, seenMtimeMs: -1, ended: false, publishing: known?.publishing ?? false });
+        if (!known && this.relay) this.flush(reg.job);
       }
     }
     for (const s of [...this.served.values()]) {
@@ -133,7 +150,7 @@ export class HeartbeatService {
   private async publish(s: Served): Promise<void> {
     s.publishing = true;
     try {
-      const endpoint = this.options.endpoint();
+      const endpoint = (this.endpointNow ??= this.options.endpoint());
       const connection = endpoint && this.connectionTo(endpoint);
       const r = await publishJobEvent({
         workspace: this.options.registry.paths.workspace, jobId: s.reg.job, event: 'heartbeat', sender: s.reg.sender, endpoint,
@@ -148,6 +165,32 @@ export class HeartbeatService {
     }
   }
 
+  /** Publishes what the job's outbox holds beyond the broker's acknowledgement (one flush of a job at a time). */
+  private flush(job: string): void {
+    const running = this.flushing.get(job);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.flushing.set(job, state);
+    void (async () => {
+      do {
+        state.again = false;
+        const endpoint = (this.endpointNow ??= this.options.endpoint());
+        const connection = endpoint && this.connectionTo(endpoint);
+        try {
+          const r = await flushOutbox({ workspace: this.options.registry.paths.workspace, jobId: job, endpoint, retryBudgetMs: 5000, ...(connection ? { connection } : {}) });
+          // Not delivered: the events wait in the outbox (the job's next event, or a subscriber's drain, takes them).
+          if (r.problem !== undefined) this.dropConnection();
+        } catch {
+          // not a job of this workspace (the relay reads IDs only), or its outbox lock was held too long
+        }
+      } while (state.again && !this.stopped);
+      this.flushing.delete(job);
+    })();
+  }
+
   private connectionTo(endpoint: QuickEndpoint): QuickConnection {
     const key = `${endpoint.host}:${endpoint.port}:${endpoint.username ?? ''}`;
     if (this.connection && key !== this.endpointKey) this.dropConnection();
@@ -158,5 +201,6 @@ export class HeartbeatService {
   private dropConnection(): void {
     this.connection?.close();
     this.connection = undefined;
+    this.endpointNow = undefined;
   }
 }

@@ -46,18 +46,12 @@ export interface PublishResult {
  * the retry budget the event stays in the outbox, safe, for the monitor to drain.
  */
 export async function publishJobEvent(req: PublishRequest): Promise<PublishResult> {
-  const paths = new ControlPlanePaths(req.workspace);
-  const jobFile = paths.jobFile(req.jobId);
-  if (!fs.existsSync(jobFile)) throw new UsageError(`unknown job '${printable(req.jobId, 60)}' in ${req.workspace}`, 'unknown_job');
-  const detail = req.detail ?? null;
-  if (detail !== null && detail.length > MAX_DETAIL_CHARS) throw new UsageError(`--detail is ${detail.length} characters long; the limit is ${MAX_DETAIL_CHARS} (hand long text in with --report FILE)`);
-  const report = req.reportFile === undefined ? undefined : readReport(req.reportFile);
-  const token = readJobToken(paths, req.jobId);
-  const outbox = new JobOutbox(paths.jobDir(req.jobId));
+  const prepared = prepare(req);
+  const { paths, outbox } = prepared;
   const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
   // A connection of its own is opened before the outbox is written, and the broker answers its
   // CONNECT while the outbox is locked, appended and fsynced; nothing is published before that.
-  const own = req.connection || !req.endpoint ? undefined : new QuickConnection(req.endpoint, `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const own = req.connection || !req.endpoint ? undefined : ownConnection(req.endpoint);
   if (own) {
     own.open();
     // One turn of the event loop: on a local broker the TCP connection is up by then and the
@@ -65,27 +59,94 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
     await new Promise((resolve) => setImmediate(resolve));
   }
   try {
-    return await withLock(paths.lock(`outbox-${req.jobId}`), () => appendAndPublish(req, { outbox, detail, report, token, topic, connection: own ?? req.connection }), {
-      what: `the outbox of job ${req.jobId}`,
-      timeoutMs: 60_000,
-    });
+    return await withLock(paths.lock(`outbox-${req.jobId}`), async () => {
+      const { payload, backlog } = await appendUnderLock(req, prepared);
+      const connection = own ?? req.connection;
+      if (!connection) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
+      const sent = await publishInOrder(outbox, topic, [...backlog, payload], connection, req.retryBudgetMs ?? 1000);
+      return sent.delivered ? { payload, delivered: true, flushed: backlog.length } : { payload, delivered: false, flushed: 0, problem: sent.problem };
+    }, { what: `the outbox of job ${req.jobId}`, timeoutMs: 60_000 });
+  } finally {
+    own?.close();
+  }
+}
+
+/**
+ * Appends one job event to its outbox (signed, fsynced, under the outbox lock) and publishes
+ * nothing: what a `mam event` does before it hands the job to the host's relay (eventRelay.ts),
+ * which publishes it with `flushOutbox`.
+ */
+export async function appendJobEvent(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>): Promise<EventPayload> {
+  const prepared = prepare(req);
+  return withLock(prepared.paths.lock(`outbox-${req.jobId}`), async () => (await appendUnderLock(req, prepared)).payload, {
+    what: `the outbox of job ${req.jobId}`,
+    timeoutMs: 60_000,
+  });
+}
+
+export interface FlushRequest {
+  workspace: string;
+  jobId: string;
+  endpoint: QuickEndpoint | undefined;
+  connection?: QuickConnection;
+  retryBudgetMs?: number;
+}
+
+/**
+ * Publishes, in order and under the job's outbox lock, every event of the job's outbox the broker
+ * has not acknowledged, and marks them acknowledged: what the host's relay does when a `mam event`
+ * names a job to it. Resolves with how many were sent (0: nothing was waiting), or why they were not.
+ */
+export async function flushOutbox(req: FlushRequest): Promise<{ sent: number; problem?: string }> {
+  const paths = new ControlPlanePaths(req.workspace);
+  if (!fs.existsSync(paths.jobFile(req.jobId))) throw new UsageError(`unknown job '${printable(req.jobId, 60)}' in ${req.workspace}`, 'unknown_job');
+  const outbox = new JobOutbox(paths.jobDir(req.jobId));
+  const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
+  const own = req.connection || !req.endpoint ? undefined : ownConnection(req.endpoint);
+  try {
+    return await withLock(paths.lock(`outbox-${req.jobId}`), async () => {
+      const waiting = outbox.pending();
+      if (waiting.length === 0) return { sent: 0 };
+      const connection = own ?? req.connection;
+      if (!connection) return { sent: 0, problem: 'no broker is configured or running' };
+      const r = await publishInOrder(outbox, topic, waiting, connection, req.retryBudgetMs ?? 1000);
+      return r.delivered ? { sent: waiting.length } : { sent: 0, problem: r.problem };
+    }, { what: `the outbox of job ${req.jobId}`, timeoutMs: 60_000 });
   } finally {
     own?.close();
   }
 }
 
 interface Prepared {
+  paths: ControlPlanePaths;
   outbox: JobOutbox;
   detail: string | null;
   report: { name: string; content: string } | undefined;
   token: string | undefined;
-  topic: string;
-  /** Undefined when there is no broker to publish to. */
-  connection: QuickConnection | undefined;
 }
 
-/** Under the job's outbox lock: the next seq, the signed event appended with fsync, then the backlog and the event published. */
-async function appendAndPublish(req: PublishRequest, { outbox, detail, report, token, topic, connection }: Prepared): Promise<PublishResult> {
+/** Checks the request and reads what the event needs, before any lock is taken. */
+function prepare(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>): Prepared {
+  const paths = new ControlPlanePaths(req.workspace);
+  if (!fs.existsSync(paths.jobFile(req.jobId))) throw new UsageError(`unknown job '${printable(req.jobId, 60)}' in ${req.workspace}`, 'unknown_job');
+  const detail = req.detail ?? null;
+  if (detail !== null && detail.length > MAX_DETAIL_CHARS) throw new UsageError(`--detail is ${detail.length} characters long; the limit is ${MAX_DETAIL_CHARS} (hand long text in with --report FILE)`);
+  const report = req.reportFile === undefined ? undefined : readReport(req.reportFile);
+  return {
+    paths,
+    outbox: new JobOutbox(paths.jobDir(req.jobId)),
+    detail,
+    report,
+    token: readJobToken(paths, req.jobId),
+  };
+}
+
+function ownConnection(endpoint: QuickEndpoint): QuickConnection {
+  return new QuickConnection(endpoint, `mam-event-${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+}
+
+/** Under the job's outbox lock: the next seq, and the signed event appended with fsync; the backlog goes out before it. */
+async function appendUnderLock(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>, { outbox, detail, report, token }: Prepared): Promise<{ payload: EventPayload; backlog: EventPayload[] }> {
   const { seq, backlog } = outbox.allocate();
   const payload: EventPayload = {
     v: 1,
@@ -100,20 +161,23 @@ async function appendAndPublish(req: PublishRequest, { outbox, detail, report, t
   };
   if (token) payload.sig = signatureOf(payload, token);
   await outbox.append(payload);
+  return { payload, backlog };
+}
 
-  if (!connection) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
-  const toSend = [...backlog, payload];
-  // An agent waits for this command inside its turn: a broker that is down or frozen costs it
-  // about a second, then the event waits in the outbox, which every subscriber drains.
-  const deadline = Date.now() + (req.retryBudgetMs ?? 1000);
+/**
+ * Under the job's outbox lock: publishes `events` in order and marks the last acknowledged on
+ * PUBACK. An agent waits for this inside its turn: a broker that is down or frozen costs it about
+ * the budget (a second by default), then the events wait in the outbox, which every subscriber drains.
+ */
+async function publishInOrder(outbox: JobOutbox, topic: string, events: readonly EventPayload[], connection: QuickConnection, budgetMs: number): Promise<{ delivered: boolean; problem?: string }> {
+  const deadline = Date.now() + budgetMs;
   let problem = '';
   for (let backoff = 100; ; backoff = Math.min(backoff * 2, 1000)) {
     try {
-      const messages = toSend.map((p) => ({ topic, payload: JSON.stringify(p) }));
-      const budget = Math.max(100, deadline - Date.now());
-      await connection.publish(messages, budget);
-      outbox.markAcked(payload.seq);
-      return { payload, delivered: true, flushed: backlog.length };
+      const messages = events.map((p) => ({ topic, payload: JSON.stringify(p) }));
+      await connection.publish(messages, Math.max(100, deadline - Date.now()));
+      outbox.markAcked(events[events.length - 1]!.seq);
+      return { delivered: true };
     } catch (err) {
       problem = errorMessage(err);
       if (err instanceof QuickPublishError && err.kind === 'refused') break;
@@ -121,7 +185,7 @@ async function appendAndPublish(req: PublishRequest, { outbox, detail, report, t
       await sleep(backoff);
     }
   }
-  return { payload, delivered: false, flushed: 0, problem };
+  return { delivered: false, problem };
 }
 
 function readReport(file: string): { name: string; content: string } {

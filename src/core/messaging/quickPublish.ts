@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
-import * as net from 'node:net';
+// node:net (and node:stream under it) is loaded when the first connection opens: a `mam event`
+// that hands its event to the host's relay never loads it (docs/benchmarks.md).
+import type * as net from 'node:net';
 import type { BrokerEndpoint } from './brokerRecord';
 import { connectPacket, DISCONNECT, publishPacket, readPackets } from './mqttWire';
 import { errorMessage } from '../base/errors';
@@ -129,10 +131,12 @@ export class QuickConnection {
     if (this.socket) return Promise.resolve(this.socket);
     this.connecting ??= new Promise<net.Socket>((resolve, reject) => {
       const { endpoint } = this;
-      const socket = endpoint.tls
-        ? (require('node:tls') as typeof import('node:tls')).connect({ host: endpoint.host, port: endpoint.port, ...(endpoint.ca ? { ca: fs.readFileSync(endpoint.ca) } : {}), servername: endpoint.host })
-        : net.createConnection({ host: endpoint.host, port: endpoint.port, noDelay: true });
-      if (endpoint.tls) socket.setNoDelay(true);
+      const tcp: typeof import('node:net') = require('node:net');
+      const tls: typeof import('node:tls') | undefined = endpoint.tls ? require('node:tls') : undefined;
+      const socket = tls
+        ? tls.connect({ host: endpoint.host, port: endpoint.port, ...(endpoint.ca ? { ca: fs.readFileSync(endpoint.ca) } : {}), servername: endpoint.host })
+        : tcp.createConnection({ host: endpoint.host, port: endpoint.port, noDelay: true });
+      if (tls) socket.setNoDelay(true);
       this.opening = socket;
       let received: Buffer = Buffer.alloc(0);
       let open = false;

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { LockTimeoutError, errorMessage, isErrnoException } from '../base/errors';
 import { custom, lazy, num, obj, parse, str, type Schema } from '../base/schema';
 import type { Logger } from '../base/log';
@@ -109,9 +108,17 @@ function thisHost(): string {
   return (hostName ??= os.hostname());
 }
 
+/**
+ * A token no other lock of this host has: this process's pid and the monotonic time it first took
+ * a lock (a pid is reused only after its process is gone, at a later time), and a counter.
+ */
+function nextToken(): string {
+  tokenPrefix ??= `${process.pid.toString(36)}.${process.hrtime.bigint().toString(36)}`;
+  return `${tokenPrefix}-${++tokenCount}`;
+}
+
 function tryCreate(lockFile: string): Owner | undefined {
-  tokenPrefix ??= randomBytes(6).toString('hex');
-  const owner: Owner = { pid: process.pid, host: thisHost(), token: `${tokenPrefix}-${++tokenCount}`, since: new Date().toISOString() };
+  const owner: Owner = { pid: process.pid, host: thisHost(), token: nextToken(), since: new Date().toISOString() };
   let fd: number;
   try {
     fd = fs.openSync(lockFile, 'wx');
@@ -130,7 +137,7 @@ function tryCreate(lockFile: string): Owner | undefined {
 }
 
 function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger: Logger | undefined): () => void {
-  const takenAt = performance.now();
+  const takenAt = process.hrtime.bigint();
   const refreshMs = Math.max(250, Math.floor(staleMs / 3));
   const refresh = setInterval(() => {
     const now = new Date();
@@ -156,7 +163,7 @@ function holdUntilReleased(lockFile: string, me: Owner, staleMs: number, logger:
     // and even a host whose clock is ahead by the other two thirds would not — and this process is
     // alive, so the lock is still this one's. Removed without reading it back (an event's path
     // takes two locks: a read of each saved).
-    if (performance.now() - takenAt < staleMs / 3) {
+    if (Number(process.hrtime.bigint() - takenAt) / 1e6 < staleMs / 3) {
       try {
         fs.unlinkSync(lockFile);
       } catch {
@@ -187,7 +194,7 @@ function releaseIfMine(lockFile: string, token: string): boolean {
 function takeOverAbandoned(lockFile: string, staleMs: number): boolean {
   const seen = readOwner(lockFile);
   if (!isAbandoned(lockFile, seen, staleMs)) return false;
-  const aside = `${lockFile}.abandoned-${randomBytes(8).toString('hex')}`;
+  const aside = `${lockFile}.abandoned-${nextToken()}`;
   try {
     fs.renameSync(lockFile, aside);
   } catch {
