@@ -27,10 +27,10 @@ export function hostKey(hostname = os.hostname()): string {
 }
 
 /**
- * `.mam/heartbeats/<host>/`: one file per job that wants heartbeats from this host,
- * `service.pid`, the host's heartbeat service (`mam event __heartbeats`), and `relay.fifo`, its event relay. Registering and the
- * service's decision to exit both happen under the host's heartbeat lock, so a job registered
- * while the service winds down always finds a service to serve it.
+ * `.mam/heartbeats/<host>/`: one file per job that wants heartbeats from this host, `service.pid`,
+ * the host's heartbeat service (`mam event __heartbeats`), and `relay.fifo`, its event relay.
+ * Registering and the service's decision to exit both happen under the host's heartbeat lock, so
+ * a job registered while the service winds down always finds a service to serve it.
  */
 export class HeartbeatRegistry {
   readonly dir: string;
