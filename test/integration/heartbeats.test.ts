@@ -9,6 +9,7 @@ import { isAlive } from '../../src/core/base/process';
 import { HeartbeatRegistry } from '../../src/core/messaging/heartbeatRegistry';
 import { JobOutbox } from '../../src/core/messaging/outbox';
 import { appendJobEvent } from '../../src/core/messaging/publisher';
+import { stopEmbeddedBroker } from '../../src/core/messaging/embeddedBroker';
 import type { JobEngine } from '../../src/core/jobs/jobEngine';
 import { CLI, heartbeatServices, until } from '../support/helpers';
 import { jobFixture, type JobFixture } from '../support/jobs';
@@ -192,5 +193,22 @@ describe('heartbeats: one service per workspace and host', function () {
     await agent(b!, '600');
     await until(() => acked(a!) >= waiting.seq, 10_000, 'the waiting event published by the new service');
     await until(() => engine.deps.controlPlane.jobs.get(a!)?.detail === 'left waiting', 10_000, 'and applied');
+  });
+
+  it('with the broker down the relay takes the event all the same: exit 0, and the engine applies it from the outbox', async () => {
+    f = jobFixture();
+    const engine = f.engine();
+    await engine.connect();
+    const [id] = await openJobs(engine, 1);
+    await agent(id!, '600');
+    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
+    await stopEmbeddedBroker(f.controlPlane.paths);
+    const r = await f.run(['event', 'progress', '--job', id!, '--detail', 'broker down']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, /handed to this host's relay/);
+    const seq = seqOf(r.stdout);
+    await until(() => engine.deps.controlPlane.jobs.get(id!)?.detail === 'broker down', 15_000, 'the engine to apply it from the outbox');
+    assert.ok(acked(id!) < seq, 'not published: no broker took it');
   });
 });

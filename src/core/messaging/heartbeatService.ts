@@ -180,7 +180,9 @@ export class HeartbeatService {
         const endpoint = (this.endpointNow ??= this.options.endpoint());
         const connection = endpoint && this.connectionTo(endpoint);
         try {
-          const r = await flushOutbox({ workspace: this.options.registry.paths.workspace, jobId: job, endpoint, retryBudgetMs: 5000, ...(connection ? { connection } : {}) });
+          // The budget a `mam event` has for itself: the flush holds the job's outbox lock, and the
+          // agent's next event waits for it; a broker that stays down leaves the events to the next flush.
+          const r = await flushOutbox({ workspace: this.options.registry.paths.workspace, jobId: job, endpoint, retryBudgetMs: 1000, ...(connection ? { connection } : {}) });
           // Not delivered: the events wait in the outbox (the job's next event, or a subscriber's drain, takes them).
           if (r.problem !== undefined) this.dropConnection();
         } catch {
