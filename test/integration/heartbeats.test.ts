@@ -113,33 +113,39 @@ describe('heartbeats: one service per workspace and host', function () {
   const acked = (id: string): number => Number(fs.readFileSync(`${f!.controlPlane.paths.jobDir(id)}/acked`, 'utf8'));
   const seqOf = (stdout: string): number => Number(/\(seq (\d+)\)/.exec(stdout)?.[1]);
 
-  it("the service is the host's event relay: `mam event` appends and hands over, the service publishes, the engine applies; lines that are not job IDs change nothing", async () => {
-    f = jobFixture();
-    const engine = f.engine();
+  /** A workspace, its engine connected, one open job whose agent asked for 600 s heartbeats, and the host's relay open. */
+  async function relayed(): Promise<{ fx: JobFixture; engine: JobEngine; id: string; registry: HeartbeatRegistry }> {
+    const fx = (f = jobFixture());
+    const engine = fx.engine();
     await engine.connect();
     const [id] = await openJobs(engine, 1);
     await agent(id!, '600');
-    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    const registry = new HeartbeatRegistry(fx.controlPlane.paths);
     await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
+    return { fx, engine, id: id!, registry };
+  }
+
+  it("the service is the host's event relay: `mam event` appends and hands over, the service publishes, the engine applies; lines that are not job IDs change nothing", async () => {
+    const { fx, engine, id, registry } = await relayed();
     assert.ok(fs.lstatSync(registry.relayFile).isFIFO(), 'the relay is a FIFO');
     assert.equal(fs.lstatSync(registry.relayFile).mode & 0o777, 0o600);
     // Noise first: whatever else is written to the relay is read and dropped.
     fs.writeFileSync(registry.relayFile, `../../etc/passwd\n${'x'.repeat(5000)}\n\u001b[31m\nj-unknown-job\n`);
     for (let i = 0; i < 3; i++) {
-      const r = await f.run(['event', 'progress', '--job', id!, '--detail', `step ${i}`]);
+      const r = await fx.run(['event', 'progress', '--job', id, '--detail', `step ${i}`]);
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /^event progress \(seq \d+\) handed to this host's relay$/);
       assert.equal(r.stderr, '');
       const seq = seqOf(r.stdout);
       // Only a publisher marks an event acknowledged (a subscriber's drain applies from disk and marks nothing).
-      await until(() => acked(id!) >= seq, 10_000, `the relay to publish seq ${seq}`);
-      await until(() => (engine.deps.controlPlane.jobs.get(id!)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
-      assert.equal(engine.deps.controlPlane.jobs.get(id!)?.detail, `step ${i}`);
+      await until(() => acked(id) >= seq, 10_000, `the relay to publish seq ${seq}`);
+      await until(() => (engine.deps.controlPlane.jobs.get(id)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
+      assert.equal(engine.deps.controlPlane.jobs.get(id)?.detail, `step ${i}`);
     }
-    assert.equal(heartbeatServices(f.workspace).length, 1, 'the relay is still up');
+    assert.equal(heartbeatServices(fx.workspace).length, 1, 'the relay is still up');
     // What it saves: a process that hands its event over loads neither node:net nor node:crypto.
-    const list = path.join(f.workspace, 'modules.json');
-    const r = await f.run(['event', 'progress', '--job', id!], { NODE_OPTIONS: `--require ${path.resolve(__dirname, '../fixtures/module-list.js')}`, MAM_TEST_MODULE_LIST: list });
+    const list = path.join(fx.workspace, 'modules.json');
+    const r = await fx.run(['event', 'progress', '--job', id], { NODE_OPTIONS: `--require ${path.resolve(__dirname, '../fixtures/module-list.js')}`, MAM_TEST_MODULE_LIST: list });
     assert.match(r.stdout, /handed to this host's relay/);
     const loaded = JSON.parse(fs.readFileSync(list, 'utf8')) as string[];
     assert.ok(loaded.includes('NativeModule fs'), 'the list is read');
@@ -196,19 +202,13 @@ describe('heartbeats: one service per workspace and host', function () {
   });
 
   it('with the broker down the relay takes the event all the same: exit 0, and the engine applies it from the outbox', async () => {
-    f = jobFixture();
-    const engine = f.engine();
-    await engine.connect();
-    const [id] = await openJobs(engine, 1);
-    await agent(id!, '600');
-    const registry = new HeartbeatRegistry(f.controlPlane.paths);
-    await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
-    await stopEmbeddedBroker(f.controlPlane.paths);
-    const r = await f.run(['event', 'progress', '--job', id!, '--detail', 'broker down']);
+    const { fx, engine, id } = await relayed();
+    await stopEmbeddedBroker(fx.controlPlane.paths);
+    const r = await fx.run(['event', 'progress', '--job', id, '--detail', 'broker down']);
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /handed to this host's relay/);
     const seq = seqOf(r.stdout);
-    await until(() => engine.deps.controlPlane.jobs.get(id!)?.detail === 'broker down', 15_000, 'the engine to apply it from the outbox');
-    assert.ok(acked(id!) < seq, 'not published: no broker took it');
+    await until(() => engine.deps.controlPlane.jobs.get(id)?.detail === 'broker down', 15_000, 'the engine to apply it from the outbox');
+    assert.ok(acked(id) < seq, 'not published: no broker took it');
   });
 });
