@@ -47,6 +47,8 @@ const entries = [
   // dist/cli.js only picks dist/cli-event.js (`mam event`, run by agents) or dist/cli-main.js.
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/event.ts'], outfile: 'dist/cli-event.js' },
+  // The rest of `mam event` (publishing for itself, `started`, the heartbeat service): loaded by cli-event.js when the host's relay does not take the event.
+  { entryPoints: ['src/cli/eventPublish.ts'], outfile: 'dist/cli-event-publish.js' },
   // The seeds' `multi-agent-mux-delegate-job`: `mam job` under the name seed 004's skill gave it.
   { entryPoints: ['src/cli/delegateJob.ts'], outfile: 'dist/delegate-job.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['src/cli/app.ts'], outfile: 'dist/cli-main.js' },

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { execa } from 'execa';
 import { acquire, withLock } from '../../src/core/store/lock';
 import { LockTimeoutError } from '../../src/core/base/errors';
-import { REPO_ROOT, tempDir } from '../support/helpers';
+import { REPO_ROOT, tempDir, until } from '../support/helpers';
 
 describe('cross-process lock', () => {
   let lockDir: string;
@@ -38,6 +38,31 @@ describe('cross-process lock', () => {
       throw new Error('inside');
     }), /inside/);
     await withLock(lockDir, () => undefined, { timeoutMs: 1000 });
+  });
+
+  it('keeps the lock fresh while an asynchronous holder waits, and makes no timer for one done before the event loop turns', async () => {
+    // The lock's refresh timer, counted where lock.ts finds it (the global, looked up at each call).
+    const real = globalThis.setInterval;
+    let made = 0;
+    const counting = (...args: Parameters<typeof setInterval>): ReturnType<typeof setInterval> => (made++, real(...args));
+    globalThis.setInterval = Object.assign(counting, real);
+    try {
+      await withLock(lockDir, () => assert.ok(fs.existsSync(lockDir)), { staleMs: 750 });
+      assert.equal(made, 0, 'a synchronous holder: no refresh timer');
+      assert.equal(fs.existsSync(lockDir), false, 'released');
+      // Stale after 750 ms without a refresh (every 250 ms): a holder that waits past that keeps it, its mtime moving.
+      await withLock(
+        lockDir,
+        async () => {
+          const first = fs.statSync(lockDir).mtimeMs;
+          await until(() => fs.statSync(lockDir).mtimeMs > first, 5_000, 'the lock to be refreshed');
+        },
+        { staleMs: 750 },
+      );
+      assert.equal(made, 1, 'an asynchronous holder: one refresh timer');
+    } finally {
+      globalThis.setInterval = real;
+    }
   });
 
   it('times out with a message naming the holder', async () => {

@@ -24,7 +24,7 @@ describe('the VSIX holds every bundle the shipped code loads', () => {
       for (const m of text.matchAll(/path\.join\(__dirname, '([\w.-]+\.js)'\)/g)) named.add(m[1]!);
       for (const m of text.matchAll(/'(delegate-job\.js)'/g)) named.add(m[1]!);
     }
-    assert.ok(named.has('mcp.js') && named.has('cli-event.js') && named.has('delegate-job.js'), `found: ${[...named].join(', ')}`);
+    assert.ok(named.has('mcp.js') && named.has('cli-event.js') && named.has('cli-event-publish.js') && named.has('delegate-job.js'), `found: ${[...named].join(', ')}`);
     const shipped = new Set(fs.readFileSync(path.join(REPO_ROOT, '.vscodeignore'), 'utf8').split('\n').filter((l) => l.startsWith('!dist/')).map((l) => l.slice('!dist/'.length).trim()));
     const missing = [...named].filter((name) => !shipped.has(name));
     assert.deepEqual(missing, [], `.vscodeignore leaves out ${missing.join(', ')}`);

@@ -33,8 +33,17 @@ export function exitCodeOf(code: number | null | undefined, otherwise: ExitCode)
   return Object.values(ExitCode).find((c) => c === code) ?? otherwise;
 }
 
+/**
+ * What every MamError carries, whichever copy of this module made it: a `mam event` process loads
+ * two bundles (dist/cli-event.js, then dist/cli-event-publish.js when the relay does not take its
+ * event), each with its own copy of these classes, and `instanceof` sees only its own.
+ */
+const MAM_ERROR = Symbol.for('multi-agent-mux.MamError');
+
 /** An error a user can act on. `message` is one line; `code` is a stable machine-readable name. */
 export class MamError extends Error {
+  readonly [MAM_ERROR] = true;
+
   constructor(
     message: string,
     readonly code: string,
@@ -43,6 +52,11 @@ export class MamError extends Error {
     super(message);
     this.name = new.target.name;
   }
+}
+
+/** `err instanceof MamError`, also for one made by another bundle's copy of the class (above). */
+export function isMamError(err: unknown): err is MamError {
+  return err instanceof MamError || (err instanceof Error && MAM_ERROR in err);
 }
 
 /** Bad flags, bad names, bad values: nothing was changed. Exit 64. */

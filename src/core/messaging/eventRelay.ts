@@ -16,6 +16,27 @@ import * as fs from 'node:fs';
 import type * as net from 'node:net';
 import type { Disposable } from '../base/disposable';
 import { JOB_ID_PATTERN } from '../base/ids';
+import type { EventPayload } from './protocol';
+import { appendJobEvent, type AppendRequest } from './publisher';
+
+/**
+ * A `mam event`'s way through the relay at `relayFile`: appends the event to its job's outbox
+ * (signed, fsynced, under the outbox lock) and names the job to the relay. Undefined when no relay
+ * reads it (nothing is written: the caller publishes for itself); `relayed: false` when the relay
+ * went away after the append (the event is in the outbox: the caller flushes it).
+ */
+export async function relayJobEvent(request: AppendRequest, relayFile: string): Promise<{ payload: EventPayload; relayed: boolean } | undefined> {
+  const relay = openRelay(relayFile);
+  if (relay === undefined) return undefined;
+  let payload: EventPayload;
+  try {
+    payload = await appendJobEvent(request);
+  } catch (err) {
+    fs.closeSync(relay);
+    throw err;
+  }
+  return { payload, relayed: handToRelay(relay, request.jobId) };
+}
 
 /**
  * Opens the relay for writing: its fd, or undefined when no relay reads it (no FIFO there, its

@@ -26,6 +26,16 @@ export function hostKey(hostname = os.hostname()): string {
   return hostname.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'host';
 }
 
+/** `.mam/heartbeats/<host>/`: this host's registrations, its service's pid and its relay. */
+function hostDir(paths: ControlPlanePaths, host: string): string {
+  return path.join(paths.dir, 'heartbeats', host);
+}
+
+/** The host's event relay, read by its heartbeat service (eventRelay.ts); what a `mam event` writes to without loading the registry. */
+export function relayFileOf(paths: ControlPlanePaths, host = hostKey()): string {
+  return path.join(hostDir(paths, host), 'relay.fifo');
+}
+
 /**
  * `.mam/heartbeats/<host>/`: one file per job that wants heartbeats from this host, `service.pid`,
  * the host's heartbeat service (`mam event __heartbeats`), and `relay.fifo`, its event relay.
@@ -43,9 +53,9 @@ export class HeartbeatRegistry {
     readonly paths: ControlPlanePaths,
     readonly host = hostKey(),
   ) {
-    this.dir = path.join(paths.dir, 'heartbeats', host);
+    this.dir = hostDir(paths, host);
     this.pidFile = path.join(this.dir, 'service.pid');
-    this.relayFile = path.join(this.dir, 'relay.fifo');
+    this.relayFile = relayFileOf(paths, host);
     this.lock = paths.lock(`heartbeats-${host}`);
   }
 

@@ -5,6 +5,7 @@ import { UsageError, errorMessage } from '../base/errors';
 import { printable } from '../base/ids';
 import { withLock } from '../store/lock';
 import { sleep } from '../base/process';
+import { isoOn, systemClock } from '../base/clock';
 import { ControlPlanePaths } from '../store/paths';
 import { readJobToken } from '../store/jobToken';
 import { JobOutbox } from './outbox';
@@ -28,6 +29,9 @@ export interface PublishRequest {
   /** A long-lived publisher's own connection (to `endpoint`), kept across events; else one per event. */
   connection?: QuickConnection;
 }
+
+/** An event to append to its job's outbox, before anything publishes it. */
+export type AppendRequest = Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>;
 
 export interface PublishResult {
   payload: EventPayload;
@@ -74,14 +78,20 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
 /**
  * Appends one job event to its outbox (signed, fsynced, under the outbox lock) and publishes
  * nothing: what a `mam event` does before it hands the job to the host's relay (eventRelay.ts),
- * which publishes it with `flushOutbox`.
+ * which publishes it, with any event still waiting before it, with `flushOutbox`. All of it
+ * synchronous under the lock: such a process has nothing else to do meanwhile (`appendNow`).
  */
-export async function appendJobEvent(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>): Promise<EventPayload> {
+export async function appendJobEvent(req: AppendRequest): Promise<EventPayload> {
   const prepared = prepare(req);
-  return withLock(prepared.paths.lock(`outbox-${req.jobId}`), async () => (await appendUnderLock(req, prepared)).payload, {
-    what: `the outbox of job ${req.jobId}`,
-    timeoutMs: 60_000,
-  });
+  return withLock(
+    prepared.paths.lock(`outbox-${req.jobId}`),
+    () => {
+      const payload = stamp(req, prepared, prepared.outbox.allocateSeq());
+      prepared.outbox.appendNow(payload);
+      return payload;
+    },
+    { what: `the outbox of job ${req.jobId}`, timeoutMs: 60_000 },
+  );
 }
 
 export interface FlushRequest {
@@ -126,7 +136,7 @@ interface Prepared {
 }
 
 /** Checks the request and reads what the event needs, before any lock is taken. */
-function prepare(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>): Prepared {
+function prepare(req: AppendRequest): Prepared {
   const paths = new ControlPlanePaths(req.workspace);
   if (!fs.existsSync(paths.jobFile(req.jobId))) throw new UsageError(`unknown job '${printable(req.jobId, 60)}' in ${req.workspace}`, 'unknown_job');
   const detail = req.detail ?? null;
@@ -146,22 +156,28 @@ function ownConnection(endpoint: QuickEndpoint): QuickConnection {
 }
 
 /** Under the job's outbox lock: the next seq, and the signed event appended with fsync; the backlog goes out before it. */
-async function appendUnderLock(req: Omit<PublishRequest, 'endpoint' | 'connection' | 'retryBudgetMs'>, { outbox, detail, report, token }: Prepared): Promise<{ payload: EventPayload; backlog: EventPayload[] }> {
-  const { seq, backlog } = outbox.allocate();
+async function appendUnderLock(req: AppendRequest, prepared: Prepared): Promise<{ payload: EventPayload; backlog: EventPayload[] }> {
+  const { seq, backlog } = prepared.outbox.allocate();
+  const payload = stamp(req, prepared, seq);
+  await prepared.outbox.append(payload);
+  return { payload, backlog };
+}
+
+/** The event as it goes out: numbered `seq`, stamped now, signed with the job's token (if it has one). */
+function stamp(req: AppendRequest, { detail, report, token }: Prepared, seq: number): EventPayload {
   const payload: EventPayload = {
     v: 1,
     job_id: req.jobId,
     event: req.event,
     seq,
-    ts: new Date().toISOString(),
+    ts: isoOn(systemClock),
     sender: req.sender,
     detail,
     ...(req.heartbeat !== undefined ? { heartbeat: req.heartbeat } : {}),
     ...(report ? { report } : {}),
   };
   if (token) payload.sig = signatureOf(payload, token);
-  await outbox.append(payload);
-  return { payload, backlog };
+  return payload;
 }
 
 /**
