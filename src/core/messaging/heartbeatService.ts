@@ -152,9 +152,11 @@ export class HeartbeatService {
     try {
       const endpoint = (this.endpointNow ??= this.options.endpoint());
       const connection = endpoint && this.connectionTo(endpoint);
+      // A `mam event`'s own budget (1 s), not more: the publish holds the job's outbox lock, and the
+      // agent's next event waits for it; an undelivered heartbeat goes out with the next event.
       const r = await publishJobEvent({
         workspace: this.options.registry.paths.workspace, jobId: s.reg.job, event: 'heartbeat', sender: s.reg.sender, endpoint,
-        retryBudgetMs: Math.min(s.reg.every_s * 1000, 5000), ...(connection ? { connection } : {}),
+        retryBudgetMs: Math.min(s.reg.every_s * 1000, 1000), ...(connection ? { connection } : {}),
       });
       // Not delivered: the event waits in the outbox (it goes with the next one); a fresh connection then.
       if (!r.delivered) this.dropConnection();
