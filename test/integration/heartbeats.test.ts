@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -181,6 +181,41 @@ describe('heartbeats: one service per workspace and host', function () {
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
     assert.equal(acked(id!), seqOf(r.stdout));
+  });
+
+  it('a relay that takes nothing (its pipe full) leaves the event, appended once, to `mam event`, which publishes it itself', async () => {
+    f = jobFixture();
+    const engine = f.engine();
+    await engine.connect();
+    const [id] = await openJobs(engine, 1);
+    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    // A reader that never reads: opening the relay succeeds, writing the job's ID to it fails (EAGAIN).
+    fs.mkdirSync(registry.dir, { recursive: true });
+    execFileSync('mkfifo', ['-m', '600', '--', registry.relayFile]);
+    const reader = fs.openSync(registry.relayFile, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+    try {
+      for (const size of [4096, 1]) {
+        for (;;) {
+          try {
+            fs.writeSync(reader, Buffer.alloc(size, 0x78));
+          } catch {
+            break; // EAGAIN: no room for this size
+          }
+        }
+      }
+      const outbox = new JobOutbox(f.controlPlane.paths.jobDir(id!));
+      const before = outbox.events().length;
+      const r = await f.run(['event', 'progress', '--job', id!, '--detail', 'past a full relay']);
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
+      const seq = seqOf(r.stdout);
+      assert.deepEqual(outbox.events().slice(before).map((e) => e.seq), [seq], 'appended once, not again by the publishing bundle');
+      assert.equal(acked(id!), seq);
+      await until(() => (engine.deps.controlPlane.jobs.get(id!)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
+      assert.equal(engine.deps.controlPlane.jobs.get(id!)?.detail, 'past a full relay');
+    } finally {
+      fs.closeSync(reader);
+    }
   });
 
   it('events waiting in the outbox of a job the service served go out when the next service starts', async () => {
