@@ -83,21 +83,29 @@ describe('faults: a hostile repository configuration runs nothing', function () 
     assert.ok(pwned().includes('merge-driver'), `the merge driver trap works: ${pwned().join(', ')}`);
   });
 
-  it('the overlap check of two conflicting worktrees (snapshots, merges, line ranges, watches) starts none of them', async () => {
-    const wt = path.join(tempDir('hostile-wt'), 'wt');
-    // Made with the traps held off (this is the test's own git, not MAM's).
-    execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', 'worktree', 'add', '-q', '-b', 'other', wt, 'HEAD'], { cwd: repo });
-    assert.deepEqual(pwned(), []);
-    fs.writeFileSync(path.join(wt, 'a.txt'), 'three\n');
-    const checker = new OverlapChecker({ watch: true });
-    try {
-      const report = await checker.check([sessionRow('one', { cwd: repo }), sessionRow('two', { cwd: wt })]);
-      assert.deepEqual(report.pairs.map((p) => p.files.map((f) => f.path)), [['a.txt']], JSON.stringify(report));
-      assert.match(report.pairs[0]!.merge_error ?? '', /./, 'the merge is not predicted (git would have run the driver)');
-    } finally {
-      checker.dispose();
+  it('the overlap check of two conflicting worktrees (snapshots, merges, line ranges, watches) starts none of them, merged in either', async () => {
+    // git reads a merge's attributes in the checkout it merges in, the first by path: the worktree
+    // ('a-…') or the repository ('hostile-…'). The worktree, made from HEAD, lacks the uncommitted
+    // .gitattributes (merged there a.txt just conflicted, and this failed when the random names put
+    // it first); the repository's own attributes file names the driver for both.
+    fs.writeFileSync(path.join(repo, '.git', 'info', 'attributes'), '*.txt merge=evil\n');
+    for (const [prefix, branch] of [['a', 'first'], ['z', 'last']] as const) {
+      const wt = path.join(tempDir(prefix), 'wt');
+      // Made with the traps held off (this is the test's own git, not MAM's).
+      execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', 'worktree', 'add', '-q', '-b', branch, wt, 'HEAD'], { cwd: repo });
+      assert.deepEqual(pwned(), []);
+      fs.writeFileSync(path.join(wt, 'a.txt'), 'three\n');
+      const checker = new OverlapChecker({ watch: true });
+      try {
+        const report = await checker.check([sessionRow('one', { cwd: repo }), sessionRow('two', { cwd: wt })]);
+        assert.equal(report.checkouts[0]?.checkout === wt, prefix === 'a', `the worktree is merged in ${prefix === 'a' ? 'first' : 'second'}`);
+        assert.deepEqual(report.pairs.map((p) => p.files.map((f) => f.path)), [['a.txt']], JSON.stringify(report));
+        assert.match(report.pairs[0]!.merge_error ?? '', /./, `merged in ${report.checkouts[0]?.checkout}: the merge is not predicted (git would have run the driver)`);
+      } finally {
+        checker.dispose();
+      }
+      assert.deepEqual(pwned(), []);
     }
-    assert.deepEqual(pwned(), []);
   });
 
   it('snapshots, diffs, file contents and the .gitignore check start none of them', async () => {
