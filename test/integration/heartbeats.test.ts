@@ -113,16 +113,21 @@ describe('heartbeats: one service per workspace and host', function () {
   const acked = (id: string): number => Number(fs.readFileSync(`${f!.controlPlane.paths.jobDir(id)}/acked`, 'utf8'));
   const seqOf = (stdout: string): number => Number(/\(seq (\d+)\)/.exec(stdout)?.[1]);
 
-  /** A workspace, its engine connected, one open job whose agent asked for 600 s heartbeats, and the host's relay open. */
-  async function relayed(): Promise<{ fx: JobFixture; engine: JobEngine; id: string; registry: HeartbeatRegistry }> {
+  /** A workspace, its engine connected, one open job, and the host's heartbeat registry (no service yet). */
+  async function oneJob(): Promise<{ fx: JobFixture; engine: JobEngine; id: string; registry: HeartbeatRegistry }> {
     const fx = (f = jobFixture());
     const engine = fx.engine();
     await engine.connect();
     const [id] = await openJobs(engine, 1);
-    await agent(id!, '600');
-    const registry = new HeartbeatRegistry(fx.controlPlane.paths);
-    await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
-    return { fx, engine, id: id!, registry };
+    return { fx, engine, id: id!, registry: new HeartbeatRegistry(fx.controlPlane.paths) };
+  }
+
+  /** `oneJob`, whose agent asked for 600 s heartbeats, and the host's relay open. */
+  async function relayed(): Promise<{ fx: JobFixture; engine: JobEngine; id: string; registry: HeartbeatRegistry }> {
+    const job = await oneJob();
+    await agent(job.id, '600');
+    await until(() => fs.existsSync(job.registry.relayFile), 10_000, 'the service to open its relay');
+    return job;
   }
 
   it("the service is the host's event relay: `mam event` appends and hands over, the service publishes, the engine applies; lines that are not job IDs change nothing", async () => {
@@ -153,42 +158,34 @@ describe('heartbeats: one service per workspace and host', function () {
   });
 
   it('a relay whose service is gone, or anything else in its place, is passed by: `mam event` publishes for itself and writes nothing there', async () => {
-    f = jobFixture();
-    const engine = f.engine();
-    await engine.connect();
-    const [id] = await openJobs(engine, 1);
-    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    const { fx, id, registry } = await oneJob();
     // A regular file and a symlink where the relay would be (a repository can hold either).
     fs.mkdirSync(registry.dir, { recursive: true });
-    const target = `${f.workspace}/elsewhere.txt`;
+    const target = `${fx.workspace}/elsewhere.txt`;
     for (const plant of [() => fs.writeFileSync(registry.relayFile, ''), () => (fs.writeFileSync(target, ''), fs.symlinkSync(target, registry.relayFile))]) {
       fs.rmSync(registry.relayFile, { force: true });
       plant();
-      const r = await f.run(['event', 'progress', '--job', id!]);
+      const r = await fx.run(['event', 'progress', '--job', id]);
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
       assert.equal(fs.readFileSync(registry.relayFile, 'utf8'), '', 'nothing written to what is not a relay');
     }
     fs.rmSync(registry.relayFile, { force: true });
     // A relay left by a killed service: nobody reads it.
-    await agent(id!, '600');
+    await agent(id, '600');
     await until(() => fs.existsSync(registry.relayFile), 10_000, 'the service to open its relay');
-    const [service] = heartbeatServices(f.workspace);
+    const [service] = heartbeatServices(fx.workspace);
     process.kill(service!, 'SIGKILL');
     await until(() => !isAlive(service!), 5_000, 'the service to die');
     assert.ok(fs.lstatSync(registry.relayFile).isFIFO(), 'its FIFO is left behind');
-    const r = await f.run(['event', 'progress', '--job', id!]);
+    const r = await fx.run(['event', 'progress', '--job', id]);
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
-    assert.equal(acked(id!), seqOf(r.stdout));
+    assert.equal(acked(id), seqOf(r.stdout));
   });
 
   it('a relay that takes nothing (its pipe full) leaves the event, appended once, to `mam event`, which publishes it itself', async () => {
-    f = jobFixture();
-    const engine = f.engine();
-    await engine.connect();
-    const [id] = await openJobs(engine, 1);
-    const registry = new HeartbeatRegistry(f.controlPlane.paths);
+    const { fx, engine, id, registry } = await oneJob();
     // A reader that never reads: opening the relay succeeds, writing the job's ID to it fails (EAGAIN).
     fs.mkdirSync(registry.dir, { recursive: true });
     execFileSync('mkfifo', ['-m', '600', '--', registry.relayFile]);
@@ -203,16 +200,16 @@ describe('heartbeats: one service per workspace and host', function () {
           }
         }
       }
-      const outbox = new JobOutbox(f.controlPlane.paths.jobDir(id!));
+      const outbox = new JobOutbox(fx.controlPlane.paths.jobDir(id));
       const before = outbox.events().length;
-      const r = await f.run(['event', 'progress', '--job', id!, '--detail', 'past a full relay']);
+      const r = await fx.run(['event', 'progress', '--job', id, '--detail', 'past a full relay']);
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /^event progress \(seq \d+\) delivered$/);
       const seq = seqOf(r.stdout);
       assert.deepEqual(outbox.events().slice(before).map((e) => e.seq), [seq], 'appended once, not again by the publishing bundle');
-      assert.equal(acked(id!), seq);
-      await until(() => (engine.deps.controlPlane.jobs.get(id!)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
-      assert.equal(engine.deps.controlPlane.jobs.get(id!)?.detail, 'past a full relay');
+      assert.equal(acked(id), seq);
+      await until(() => (engine.deps.controlPlane.jobs.get(id)?.seq ?? 0) >= seq, 10_000, `seq ${seq} applied`);
+      assert.equal(engine.deps.controlPlane.jobs.get(id)?.detail, 'past a full relay');
     } finally {
       fs.closeSync(reader);
     }
