@@ -3,7 +3,8 @@ import type { ControlPlane } from './store/controlPlane';
 import { isTerminal } from './store/jobSchema';
 import type { JobLedger } from './jobs/jobLedger';
 import { REASONS } from './jobs/lifecycle';
-import { NeedsAttentionError, type SessionService } from './sessions/sessionService';
+import type { SessionService } from './sessions/sessionService';
+import { NeedsAttentionError } from './sessions/sessionAttention';
 import { sessionStatus } from './sessions/sessionStatus';
 import type { SessionRow } from './store/sessionSchema';
 

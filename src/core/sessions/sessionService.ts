@@ -20,6 +20,7 @@ import { MUX_KINDS, SESSION_ROLES, type MuxKind, type SessionRow } from '../stor
 import { isStored, purgeConversation } from './conversations';
 import { findConversation, learnConversation, type LearningDeps } from './conversationLearning';
 import { OrchestratorRegistry } from './orchestrators';
+import { NeedsAttentionError, SessionAttention } from './sessionAttention';
 import { findProgram } from './program';
 
 export interface SessionServiceDeps {
@@ -48,20 +49,6 @@ export interface CreateRequest {
   readyTimeoutMs?: number;
 }
 
-/**
- * The session was created (and is kept), but its agent is not ready for work: it shows a screen
- * only a person should answer, or never showed its ready sign. Exit 4.
- */
-export class NeedsAttentionError extends MamError {
-  constructor(
-    message: string,
-    readonly session: string,
-    readonly screen: NamedScreen | null,
-  ) {
-    super(message, 'needs_attention', ExitCode.needsAttention);
-  }
-}
-
 /** The agent exited right after it started. Exit 1. */
 export class AgentExitedError extends MamError {
   constructor(message: string) {
@@ -84,7 +71,7 @@ export class SessionService {
   /** Sessions were created, stopped or resumed here, or changed on disk (`changedOnDisk`), or an agent's screen changed. */
   readonly onDidChange = this.changed.event;
   /** Running agents that show a screen only a person should answer, as last seen. */
-  private attention = new Map<string, NamedScreen>();
+  private readonly attention = new SessionAttention();
   readonly trust: Trust;
 
   constructor(private readonly deps: SessionServiceDeps) {
@@ -99,15 +86,12 @@ export class SessionService {
 
   /** The blocking screen a running session's agent showed when last looked at. */
   lastAttention(name: string): NamedScreen | undefined {
-    return this.attention.get(name);
+    return this.attention.last(name);
   }
 
-  /** What the monitor saw on every running agent; tells listeners when it differs from before. */
+  /** What the monitor saw on every running agent; true when it differs from before. */
   noteAttention(now: ReadonlyMap<string, NamedScreen>): boolean {
-    const key = (m: ReadonlyMap<string, NamedScreen>) => [...m].map(([n, a]) => `${n}:${a.id}`).join();
-    const changed = key(now) !== key(this.attention);
-    this.attention = new Map(now);
-    return changed;
+    return this.attention.note(now);
   }
 
   /** Runs a change of the sessions, remembering a screen it stopped at, and tells listeners after. */
@@ -115,7 +99,7 @@ export class SessionService {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof NeedsAttentionError && err.screen) this.attention.set(err.session, err.screen);
+      this.attention.stoppedAt(err);
       throw err;
     } finally {
       this.changed.fire();
