@@ -7,9 +7,8 @@ import type { SessionRow } from '../store/sessionSchema';
 import { ChangeReader } from './checkoutChanges';
 import { CheckoutWatches } from './checkoutWatches';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
-import { outcomeCarries } from './mergeCarry';
-import { changedSide, mergeCannotConflict, type ChangedSide } from './mergeSkip';
-import { MergePredictor, type MergeOutcome } from './mergePrediction';
+import { MergePredictor } from './mergePrediction';
+import { carryOutcomes, skipCleanMerges, type MergeShortcuts } from './mergeShortcuts';
 import type { PathStatuses } from './nameStatus';
 import { statusesOf } from './rawDiff';
 import type { SnapshotLook } from './snapshotIndexes';
@@ -251,8 +250,9 @@ export class OverlapChecker implements Disposable {
       const inB = fileSets.get(b)!;
       return a.files.filter((f) => inB.has(f));
     });
-    await this.carryOutcomes(candidates, commits);
-    this.skipCleanMerges(candidates, commits, shared);
+    const shortcuts: MergeShortcuts = { changes: this.changes, merges: this.merges, lastCommit: (c) => this.last.get(c)?.commit, moved: (c) => this.moved.get(c) };
+    await carryOutcomes(shortcuts, candidates, commits);
+    skipCleanMerges(shortcuts, candidates, commits, shared);
     // The merges and the line ranges of the files both sides change, at once (a conflict in a file
     // only one side changed, as a rename against an edit, asks for its own ranges afterwards).
     const sharedSides = new Map<CheckoutChanges, Set<string>>();
@@ -298,59 +298,6 @@ export class OverlapChecker implements Disposable {
       files: paths.map((path) => ({ path, a_lines: ranges.get(a)?.get(path) ?? [], b_lines: ranges.get(b)?.get(path) ?? [], conflict: conflicts.has(path) })),
       ...(error === undefined ? {} : { merge_error: printable(error) }),
     }));
-  }
-
-  /**
-   * Pairs that share no file and whose merge cannot conflict (mergeSkip.ts) are recorded as merged
-   * cleanly, without git: in a first look most pairs of many checkouts are such. Needs the two
-   * HEADs' merge-bases, which the git that found the bases named (a pair whose are not known is
-   * merged).
-   */
-  private skipCleanMerges(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>, shared: ReadonlyArray<readonly string[]>): void {
-    const sides = new Map<CheckoutChanges, ChangedSide | undefined>();
-    const sideOf = (c: CheckoutChanges): ChangedSide | undefined => {
-      if (!sides.has(c)) {
-        const diff = this.changes.ownFilesDiffer(c.base, c.tree) ? undefined : this.changes.knownDiff(c.base, c.tree);
-        sides.set(c, diff && changedSide(statusesOf(diff)));
-      }
-      return sides.get(c);
-    };
-    for (const [i, [a, b]] of candidates.entries()) {
-      if (shared[i]!.length > 0 || a.base !== b.base || this.merges.known(commits[i]!)) continue;
-      const bases = this.changes.knownMergeBases(a.head, b.head);
-      if (bases?.length !== 1 || bases[0] !== a.base) continue;
-      const [x, y] = [sideOf(a), sideOf(b)];
-      if (x && y && mergeCannotConflict(x, y)) this.merges.carry(commits[i]!, { conflicts: [] });
-    }
-  }
-
-  /**
-   * Where only one side of a pair moved since the last look, its merge's outcome is carried over
-   * instead of merged again where mergeCarry.ts shows git's answer is the same. The merge-bases of
-   * the HEADs this needs are asked all at once.
-   */
-  private async carryOutcomes(candidates: ReadonlyArray<readonly [CheckoutChanges, CheckoutChanges]>, commits: ReadonlyArray<readonly [string, string]>): Promise<void> {
-    const carriable: Array<{ pair: readonly [string, string]; moved: CheckoutChanges; still: CheckoutChanges; paths: PathStatuses; outcome: MergeOutcome; heads: readonly [string, string] }> = [];
-    for (const [i, [a, b]] of candidates.entries()) {
-      const now = commits[i]!;
-      if (this.merges.known(now) || a.base !== b.base) continue;
-      const [was, wasB] = [this.last.get(a.checkout)?.commit, this.last.get(b.checkout)?.commit];
-      if (was === undefined || wasB === undefined) continue;
-      let moved: CheckoutChanges, still: CheckoutChanges, previous: readonly [string, string];
-      if (was !== now[0] && wasB === now[1]) [moved, still, previous] = [a, b, [was, now[1]]];
-      else if (was === now[0] && wasB !== now[1]) [moved, still, previous] = [b, a, [now[0], wasB]];
-      else continue;
-      const paths = this.moved.get(moved.checkout);
-      const outcome = this.merges.known(previous);
-      if (paths && outcome) carriable.push({ pair: now, moved, still, paths, outcome, heads: [a.head, b.head] });
-    }
-    if (carriable.length === 0) return;
-    const bases = await this.changes.mergeBasesOf(carriable[0]!.moved.checkout, carriable.map((c) => c.heads));
-    for (const [i, { pair, moved, still, paths, outcome }] of carriable.entries()) {
-      if (bases[i]!.length !== 1 || bases[i]![0] !== moved.base) continue;
-      const [own, other] = await Promise.all([this.changes.statuses(moved.checkout, moved.base, moved.tree), this.changes.statuses(still.checkout, still.base, still.tree)]);
-      if (outcomeCarries(outcome, paths, own, other)) this.merges.carry(pair, outcome);
-    }
   }
 }
 
