@@ -43,4 +43,24 @@ describe('tmux backend', () => {
       await mux.killServer();
     }
   });
+
+  it('a pane started while the server closes its last one starts on a new server (no "server exited unexpectedly")', async function () {
+    this.timeout(60_000);
+    const mux = new TmuxBackend({ server: `mam-test-${process.pid}-${n++}` });
+    const cwd = tempDir('race');
+    try {
+      // A plan stops its finished tasks' sessions while it starts the next task's: the server,
+      // left empty, exits while the next client reaches it (1 in ~12 rounds failed before).
+      for (let i = 0; i < 40; i++) {
+        const last = await mux.spawn({ label: `last-${i}`, argv: ['sleep', '100'], cwd, env: {} });
+        const closing = mux.kill(last.id);
+        await new Promise((resolve) => setTimeout(resolve, i % 10));
+        const next = await mux.spawn({ label: `next-${i}`, argv: ['sleep', '100'], cwd, env: {} });
+        await closing;
+        await mux.kill(next.id);
+      }
+    } finally {
+      await mux.killServer();
+    }
+  });
 });

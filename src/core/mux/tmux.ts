@@ -1,5 +1,5 @@
 import { execQuick, ProgramNotFoundError, type ExecResult } from '../base/exec';
-import { endProcessGroup } from '../base/process';
+import { endProcessGroup, sleep } from '../base/process';
 import { isUsersOwnServer, MuxError, PANE_HISTORY_LINES, type Key, type Multiplexer, type PaneInfo, type SpawnRequest, type SpawnedPane } from './multiplexer';
 
 export interface TmuxOptions {
@@ -14,6 +14,8 @@ export interface TmuxOptions {
 /** tmux's record separator in -F formats: a character no pane path or command contains. */
 const SEP = '\u001f';
 const PANE_FORMAT = ['#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_current_command}', '#{pane_current_path}', '#{@mam-session}', '#{@mam-workspace}'].join(SEP);
+/** What a client says when the server it reached exited before answering (it was shutting down, empty). */
+const SERVER_WENT_AWAY = /server exited unexpectedly|lost server/i;
 const NO_SERVER = /no server running|error connecting to|failed to connect to server|server exited unexpectedly|no current target|No such file or directory/i;
 
 /**
@@ -48,11 +50,18 @@ export class TmuxBackend implements Multiplexer {
     // A pane keeps the scrollback it was made with: MAM's own servers keep more of it (a job's pane
     // text is saved from it); the user's own server keeps the user's settings.
     const history = isUsersOwnServer(this.server) ? [] : ['start-server', ';', 'set-option', '-g', 'history-limit', String(PANE_HISTORY_LINES), ';'];
-    const r = await this.tmux([
+    const newSession = [
       ...history,
       'new-session', '-d', '-P', '-F', `#{pane_id}${SEP}#{pane_pid}`,
       '-s', sessionName, '-c', request.cwd, '-x', '200', '-y', '50', ...envArgs, '--', ...argv,
-    ]);
+    ];
+    let r = await this.tmux(newSession);
+    // A server whose last pane just closed exits: a client that reached it meanwhile is dropped
+    // before its command ran (no session was made), and the next client starts a new server.
+    for (let backoff = 10; r.exitCode !== 0 && SERVER_WENT_AWAY.test(r.stderr) && backoff <= 160; backoff *= 2) {
+      await sleep(backoff);
+      r = await this.tmux(newSession);
+    }
     if (r.exitCode !== 0) throw new MuxError(`tmux could not start a pane on server ${this.server}: ${firstLine(r.stderr)}`);
     const [id, pid] = r.stdout.trim().split(SEP);
     if (!id?.startsWith('%')) throw new MuxError(`tmux returned no pane id: '${firstLine(r.stdout)}'`);
