@@ -5,7 +5,7 @@
  * codex, gemini, copilot, qwen, grok, opencode, herdr), a tmux server, or a process carrying the marker (a
  * child, or a detached daemon) behind; and after each file, if a file watch is left open (mochaHooks).
  *
- * Under `--parallel` (.mocharc.cjs) both run once, in mocha's main process: setup before the first
+ * Under `--parallel` (.mocharc.json) both run once, in mocha's main process: setup before the first
  * worker is forked, so every worker inherits the temp HOME and the marker; teardown after the last
  * worker is done. * Each suite keeps to its own temp folders, tmux servers (named by its pid),
  * brokers on free ports and network namespaces, so files may run side by side.
