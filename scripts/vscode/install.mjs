@@ -16,6 +16,14 @@
  *     libsecret-1-dev pkg-config ripgrep`).
  *
  *   node scripts/vscode/install.mjs [--force]     exit 0 ready, 1 with one line per missing piece
+ *   node scripts/vscode/install.mjs --code-server-only
+ *                                                 Node.js 22 and code-server alone (no check of
+ *                                                 chromium or playwright-core): what .ci/run starts
+ *                                                 beside `npm ci` and the type check
+ *
+ * One install at a time per checkout: an install holds .cache/code-server-<version>.installing (its
+ * pid, made with O_EXCL); another waits until that process is gone (at most 20 minutes), then
+ * installs only what is still missing. A holder that died is taken over at once.
  *
  * Nothing is downloaded except from the npm registry: @vscode/ripgrep's postinstall takes ripgrep
  * from a cache tarball we make from /usr/bin/rg, and native modules build from source against the
@@ -41,6 +49,8 @@ const NODE_PREFIX = path.join(NODE_HOME, 'node_modules', NODE_PACKAGE);
 export const CODE_SERVER_NODE = path.join(NODE_PREFIX, 'bin/node');
 export const CHROMIUM = '/usr/bin/chromium';
 const MARKER = path.join(CODE_SERVER_HOME, '.installed.json');
+const INSTALLING = `${CODE_SERVER_HOME}.installing`;
+const WAIT_FOR_OTHER_MS = 20 * 60_000;
 // What code-server's native modules (node-pty, kerberos, spdlog, argon2 …) build with.
 const BUILD_LIBRARIES = ['libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev'];
 const BUILD_TOOLS = ['pkg-config', 'make', 'g++', 'python3'];
@@ -174,6 +184,60 @@ function installCodeServer() {
   }
 }
 
+/**
+ * Runs `install` holding the checkout's install lock. Where another live process holds it, waits
+ * for that process to end (its pid looked at every second, at most 20 minutes) and returns without
+ * installing: the caller checks again what is there.
+ */
+function whileHoldingInstallLock(install) {
+  fs.mkdirSync(path.dirname(INSTALLING), { recursive: true });
+  const deadline = Date.now() + WAIT_FOR_OTHER_MS;
+  for (;;) {
+    let fd;
+    try {
+      fd = fs.openSync(INSTALLING, 'wx');
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const holder = Number.parseInt(readOr(INSTALLING, ''), 10);
+      if (!Number.isInteger(holder) || !alive(holder)) {
+        fs.rmSync(INSTALLING, { force: true }); // its holder died: take it over
+        continue;
+      }
+      console.log(`install: waiting for the install already running here (pid ${holder}) to end`);
+      while (alive(holder)) {
+        if (Date.now() > deadline) throw new Error(`the install in pid ${holder} still holds ${path.relative(REPO_ROOT, INSTALLING)} after ${WAIT_FOR_OTHER_MS / 60_000} minutes`);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+      }
+      return false;
+    }
+    try {
+      fs.writeSync(fd, `${process.pid}\n`);
+      fs.closeSync(fd);
+      install();
+      return true;
+    } finally {
+      fs.rmSync(INSTALLING, { force: true });
+    }
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+function readOr(file, fallback) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
 function run(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...options });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}`);
@@ -182,22 +246,30 @@ function run(cmd, args, options = {}) {
 function main() {
   const started = Date.now();
   const force = process.argv.includes('--force');
+  const codeServerOnly = process.argv.includes('--code-server-only');
   const problems = [];
-  if (!fs.existsSync(CHROMIUM)) problems.push(`${CHROMIUM} is missing (apt-get install -y chromium; .ci/run does it)`);
-  if (!resolvePlaywright()) problems.push('playwright-core is missing from node_modules (run npm ci: it is a devDependency)');
-  if (force || !codeServerInstalled()) {
-    try {
-      if (force || !nodeInstalled()) installNode();
-      installCodeServer();
-    } catch (err) {
-      problems.push(err.message);
+  if (!codeServerOnly && !fs.existsSync(CHROMIUM)) problems.push(`${CHROMIUM} is missing (apt-get install -y chromium; .ci/run does it)`);
+  if (!codeServerOnly && !resolvePlaywright()) problems.push('playwright-core is missing from node_modules (run npm ci: it is a devDependency)');
+  try {
+    let forced = force;
+    // Twice at most: once more after waiting for another install, which may have failed.
+    for (let round = 0; round < 2 && (forced || !codeServerInstalled()); round++) {
+      const ran = whileHoldingInstallLock(() => {
+        if (forced || !nodeInstalled()) installNode();
+        installCodeServer();
+      });
+      if (ran) break;
+      forced = false; // another process just installed: take what it made unless it is incomplete
     }
+    if (!codeServerInstalled()) problems.push(`code-server ${CODE_SERVER_VERSION} is not installed in ${path.relative(REPO_ROOT, CODE_SERVER_HOME)}/`);
+  } catch (err) {
+    problems.push(err.message);
   }
   if (problems.length > 0) {
     for (const p of problems) console.error(`install: ${p}`);
     process.exit(1);
   }
-  console.log(`install: code-server ${CODE_SERVER_VERSION} on Node.js ${NODE_VERSION}, playwright-core and chromium ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`install: code-server ${CODE_SERVER_VERSION} on Node.js ${NODE_VERSION}${codeServerOnly ? '' : ', playwright-core and chromium'} ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();
