@@ -13,7 +13,7 @@ import { tempWorkspace } from '../support/helpers';
  * power cut the record may miss the last events its audit log holds. Applied again (from the
  * outbox, or redelivered), such an event brings the record up to date and is logged once.
  */
-describe('job ledger: the record catches up with its audit log after a power cut', () => {
+describe("job ledger: an event's record lands behind its audit line", () => {
   it('an event in the log but lost from the record is applied to the record, not logged twice', async () => {
     const logger = new MemoryLogger();
     const core = buildCore(tempWorkspace(), { env: { ...process.env }, logger, cliPath: '/nonexistent/cli.js' });
@@ -44,6 +44,58 @@ describe('job ledger: the record catches up with its audit log after a power cut
       assert.deepEqual(logged, [1, 2], 'each event once in the audit log');
       assert.ok(logger.lines.some((l) => /seq 2 was in the audit log but not in the record/.test(l.message)));
     } finally {
+      core.dispose();
+    }
+  });
+
+  it('an event is announced once its line is on disk, before its record lands: this process reads the new record, others the old one, and the lock is held until it has landed', async () => {
+    const workspace = tempWorkspace();
+    const core = buildCore(workspace, { env: { ...process.env }, logger: new MemoryLogger(), cliPath: '/nonexistent/cli.js' });
+    // Another process's view of the same workspace: it reads the files.
+    const other = buildCore(workspace, { env: { ...process.env }, logger: new MemoryLogger(), cliPath: '/nonexistent/cli.js' });
+    const rename = fs.promises.rename;
+    try {
+      const { ledger } = core.jobs;
+      const token = 'ab'.repeat(16);
+      const id = newJobId();
+      await ledger.register(newJobRecord({ id, session: 'human:ann', type: 'direct', target: { kind: 'human', name: 'ann' }, timers: { start_timeout_s: 10, heartbeat_s: 5, idle_timeout_s: 20, timeout_s: 600 }, owner: { pid: process.pid, host: os.hostname(), token: 'me' } }), token);
+      await ledger.transition(id, 'dispatched', null);
+      const event = (seq: number, name: EventPayload['event'], detail: string): EventPayload => {
+        const p: EventPayload = { v: 1, job_id: id, event: name, seq, ts: new Date().toISOString(), sender: 'ann', detail };
+        return { ...p, sig: signatureOf(p, token) };
+      };
+      assert.equal((await ledger.applyEvent(event(1, 'started', 'on it'))).status, 'applied');
+
+      // The record's rename waits until the test lets it go.
+      let letRenameGo!: () => void;
+      const gate = new Promise<void>((resolve) => (letRenameGo = resolve));
+      fs.promises.rename = async (...args: Parameters<typeof rename>) => {
+        await gate;
+        return rename(...args);
+      };
+      const file = core.controlPlane.paths.jobFile(id);
+      const lockFile = core.controlPlane.paths.lock(`job-${id}`);
+      const seen = new Promise<Record<string, unknown>>((resolve) => {
+        ledger.onDidChangeJob(({ job }) => {
+          if (job.seq !== 2) return;
+          const logged = core.controlPlane.audit.readEntries(id).entries.some((e) => e.type === 'event' && e.seq === 2);
+          resolve({ here: core.controlPlane.jobs.get(id)!.seq, peek: core.controlPlane.jobs.peek(id)!.seq, listed: core.controlPlane.jobs.list().jobs[0]!.seq, other: other.controlPlane.jobs.get(id)!.seq, logged, locked: fs.existsSync(lockFile) });
+        });
+      });
+      let settled = false;
+      const applying = ledger.applyEvent(event(2, 'progress', 'half way')).finally(() => (settled = true));
+      assert.deepEqual(await seen, { here: 2, peek: 2, listed: 2, other: 1, logged: true, locked: true });
+      // Another process asking for the lock now gets it only once the record has landed.
+      const otherReads = other.controlPlane.jobs.withJobLock(id, () => other.controlPlane.jobs.get(id)!.seq);
+      assert.equal(settled, false, 'the ledger still holds the job while its record is held back');
+      letRenameGo();
+      assert.equal((await applying).status, 'applied');
+      assert.equal(await otherReads, 2);
+      assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).seq, 2);
+      assert.ok(!fs.existsSync(lockFile));
+    } finally {
+      fs.promises.rename = rename;
+      other.dispose();
       core.dispose();
     }
   });

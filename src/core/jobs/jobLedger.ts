@@ -135,6 +135,7 @@ export class JobLedger extends DisposableBase {
   async applyEvent(payload: EventPayload, source: 'broker' | 'disk' = 'broker'): Promise<ApplyOutcome> {
     let outcome = DUPLICATE;
     let change: JobChange | undefined;
+    let announced = false;
     const jobs = this.controlPlane.jobs;
     if (!fs.existsSync(this.controlPlane.paths.jobFile(payload.job_id))) {
       return { status: 'rejected', reason: 'unknown_job', message: `event for unknown job ${payload.job_id}` };
@@ -188,15 +189,30 @@ export class JobLedger extends DisposableBase {
         if (isTerminal(effect.to)) next.finished_at = now;
         entries.push({ type: 'transition', at: now, from: job.state, to: effect.to, reason: effect.reason ?? null, by: `${payload.event} seq ${payload.seq}` });
       }
-      // Already in the audit log: the record lost its last writes to a power cut (it is not fsynced
-      // where the log line is). The record catches up; the log keeps the event once.
-      const appended = await this.write(next, job, entries, payload.seq);
+      // Already in the audit log: the record lost its last writes to a power cut or a kill (it is
+      // not fsynced, and lands after the line). The record catches up; the log keeps the event once.
+      const { appended, landed } = await this.writeEvent(next, job, entries, payload.seq);
       if (!appended) this.logger.warn(`job ${job.id}: ${payload.event} seq ${payload.seq} was in the audit log but not in the record; the record catches up`);
       change = { job: next, previous: job.state };
       outcome = { status: 'applied', job: next, late: effect.late };
+      try {
+        // The event is applied once its line is on disk: announced now, while the record lands
+        // (this process reads it from memory meanwhile; other processes wait for the lock, held
+        // until it has), when it leaves the job open in its state — a progress, a heartbeat: most
+        // events. One that moves the job is announced once the record is there: other processes
+        // hear of it (its retained state message) and read the file then; a job it ends frees its
+        // session first (afterChange).
+        if (next.state === job.state && !isTerminal(next.state)) {
+          this.announce(change);
+          this.applied.fire({ job: next, payload, late: effect.late });
+          announced = true;
+        }
+      } finally {
+        await landed.catch((err) => this.logger.warn(`job ${job.id}: the record after ${payload.event} seq ${payload.seq} could not be written (${errorMessage(err)}); the audit log has the event, and the record catches up when it comes again`));
+      }
     });
     const result = outcome;
-    if (result.status === 'applied') {
+    if (result.status === 'applied' && !announced) {
       await this.afterChange(change);
       this.applied.fire({ job: result.job, payload, late: result.late });
     }
@@ -224,21 +240,28 @@ export class JobLedger extends DisposableBase {
     return applied;
   }
 
+  /** Record (fsynced), audit entries and status.json, for a change that is not an event; caller holds the job's lock. */
+  private async write(job: JobRecord, before: JobRecord, entries: AuditEntry[]): Promise<void> {
+    const audit = this.controlPlane.audit;
+    await audit.appendAll(job.id, entries);
+    this.controlPlane.jobs.replace(job);
+    if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));
+  }
+
   /**
-   * Record, audit entries and status.json; caller holds the job's lock. The audit lines are
-   * fsynced; the record is replaced whole (no reader sees it torn, a killed process loses nothing)
-   * and fsynced only where no event line was: what an event did can be found in the log after a
-   * power cut (`appendUnlessLogged` looks), which saves two of an event's three fsyncs. status.json is
-   * replaced only when what it says changed (a progress or heartbeat changes nothing in it).
+   * An event's audit lines, fsynced, then status.json, only when what it says changed (a progress
+   * or heartbeat changes nothing in it), and the record replaced behind (`JobStore.replaceBehind`:
+   * not fsynced, off the event loop; `landed` says when its file is there). What an event did
+   * can be found in the log after a power cut or a kill before the record landed
+   * (`appendUnlessLogged` looks), which saves two of an event's three fsyncs and the rename's wait.
+   * Caller holds the job's lock until `landed` settles.
    */
-  private async write(job: JobRecord, before: JobRecord, entries: AuditEntry[], eventSeq?: number): Promise<boolean> {
+  private async writeEvent(job: JobRecord, before: JobRecord, entries: AuditEntry[], eventSeq: number): Promise<{ appended: boolean; landed: Promise<void> }> {
     const audit = this.controlPlane.audit;
     // An event's lines are not written again if the log's tail has that event already.
     const appended = await audit.appendUnlessLogged(job.id, eventSeq, entries);
-    const afterEvent = entries.some((e) => e.type === 'event');
-    this.controlPlane.jobs.replace(job, { durable: !afterEvent });
     if (statusChanged(before, job)) audit.writeStatus(job.id, statusOf(job));
-    return appended;
+    return { appended, landed: this.controlPlane.jobs.replaceBehind(job) };
   }
 
   /** The job's signing token (undefined for an unsigned job). */
@@ -261,12 +284,15 @@ export class JobLedger extends DisposableBase {
 
   private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
     if (!change) return undefined;
-    this.known.set(change.job.id, fingerprint(change.job));
-    const ended = isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous));
-    if (ended) await this.releaseSession(change.job);
-    this.changed.fire(change);
-    if (ended) this.ended.fire(change.job);
+    if (endsJob(change)) await this.releaseSession(change.job);
+    this.announce(change);
     return change.job;
+  }
+
+  private announce(change: JobChange): void {
+    this.known.set(change.job.id, fingerprint(change.job));
+    this.changed.fire(change);
+    if (endsJob(change)) this.ended.fire(change.job);
   }
 
   /** A finished job no longer holds its session: the next one may be delivered. */
@@ -297,6 +323,11 @@ export class JobLedger extends DisposableBase {
     writeFileAtomic(file, payload.report!.content);
     return file;
   }
+}
+
+/** A change that finishes the job (not a late event of one already finished). */
+function endsJob(change: JobChange): boolean {
+  return isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous));
 }
 
 function fingerprint(job: JobRecord): string {

@@ -3,7 +3,7 @@ import { UsageError, errorMessage } from '../base/errors';
 import { checkId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { validateJobRecord, type JobRecord } from './jobSchema';
-import { readIfExists, removeStrayTemps, writeFileAtomic } from './atomicFile';
+import { readIfExists, removeStrayTemps, replaceFileOffLoop, writeFileAtomic } from './atomicFile';
 import { withLock } from './lock';
 import type { ControlPlanePaths } from './paths';
 
@@ -15,7 +15,8 @@ export interface JobListing {
 
 /**
  * Live job records, `.mam/jobs/<id>.json`: one file per job, each with its own lock, each replaced
- * atomically. Readers take no lock.
+ * atomically. Readers take no lock. A record replaced behind (`replaceBehind`) is read from this
+ * process's memory until its file has landed.
  */
 export class JobStore {
   constructor(
@@ -35,14 +36,33 @@ export class JobStore {
     });
   }
 
-  /**
-   * Replaces a record whole (the caller holds its lock). `durable: false` where what the change
-   * did is fsynced elsewhere (an event's audit line) and can be found there after a power cut.
-   */
-  replace(job: JobRecord, options: { durable: boolean }): void {
+  /** Replaces a record whole, fsynced (the caller holds its lock); an event's record goes `replaceBehind`. */
+  replace(job: JobRecord): void {
     checkJobId(job.id);
-    this.write(job, options);
+    this.write(job, { durable: true });
   }
+
+  /**
+   * Replaces a record without holding up the event loop (the caller holds its lock, and keeps it
+   * until this resolves): from now on this process reads the new record (`get`, `peek`, `list`)
+   * while its file is written and renamed over the old one on libuv's pool; other processes read
+   * the file, and take the lock, only once it has landed. Not durable: for an event's record, whose
+   * audit line is (the ledger announces the event once that line is on disk, not after the rename).
+   */
+  async replaceBehind(job: JobRecord): Promise<void> {
+    checkJobId(job.id);
+    const file = this.paths.jobFile(job.id);
+    this.landing.set(job.id, job);
+    try {
+      await replaceFileOffLoop(file, `${JSON.stringify(job, null, 2)}\n`);
+      this.remember(job.id, stampOf(file), job);
+    } finally {
+      if (this.landing.get(job.id) === job) this.landing.delete(job.id);
+    }
+  }
+
+  /** Records replaced behind whose file has not landed yet (`replaceBehind`). */
+  private readonly landing = new Map<string, JobRecord>();
 
   private write(job: JobRecord, options: { durable: boolean }): void {
     const file = this.paths.jobFile(job.id);
@@ -61,6 +81,8 @@ export class JobStore {
    */
   peek(jobId: string): JobRecord | undefined {
     checkJobId(jobId);
+    const landing = this.landing.get(jobId);
+    if (landing) return landing;
     const stamp = stampOf(this.paths.jobFile(jobId));
     if (stamp === undefined) return undefined;
     const known = this.seen.get(jobId);
@@ -82,6 +104,8 @@ export class JobStore {
 
   get(jobId: string): JobRecord | undefined {
     checkJobId(jobId);
+    const landing = this.landing.get(jobId);
+    if (landing) return structuredClone(landing);
     const bytes = readIfExists(this.paths.jobFile(jobId));
     if (bytes === undefined) return undefined;
     return validateJobRecord(JSON.parse(bytes.toString('utf8')), `.mam/jobs/${jobId}.json`);
