@@ -83,8 +83,11 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
     const waited = ok(await mcp.call('job_wait', { jobs: [id] }, { onprogress: (p) => progress.push(p.message ?? '') }), 'job_wait');
     assert.deepEqual([waited.data.exit_code, waited.data.timed_out, waited.data.ended], [0, false, [id]]);
     assert.equal((waited.data.jobs as JobRecord[])[0]!.state, 'completed');
-    // Dispatched when submitted: `→ started` came before the end, and is not the one that can be dropped.
-    assertTrail(progress, id, job(submitted).state === 'dispatched' ? 1 : 0);
+    // First the state the wait found the job in, then each change from it; found dispatched, `→ started`
+    // came before the end, and is not the one that can be dropped.
+    const found = new RegExp(`^job ${id}: (\\w+)$`).exec(progress[0] ?? '')?.[1];
+    assert.ok(found && ['dispatched', 'started'].includes(found), `progress: ${JSON.stringify(progress)}`);
+    assertTrail(progress.slice(1), id, found === 'dispatched' ? 1 : 0, found);
     assert.match(waited.text, new RegExp(`^${id} completed`));
 
     const status = ok(await mcp.call('job_status', { job: id }), 'job_status');
@@ -101,7 +104,7 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
     const both = ok(await mcp.call('job_submit', { session: 'w1', prompt: 'And another', wait: true }, { onprogress: (p) => seen.push(p.message ?? '') }), 'job_submit wait');
     assert.deepEqual([job(both).state, both.data.exit_code], ['completed', 0]);
     assert.equal(seen[0], `job ${job(both).id}: dispatched`);
-    assertTrail(seen.slice(1), job(both).id, 1);
+    assertTrail(seen.slice(1), job(both).id, 1, 'dispatched');
     // A wait that runs out is an answer, not an error: the job goes on.
     const cancelled = ok(await mcp.call('job_cancel', { job: id }), 'job_cancel of an ended job');
     assert.equal(cancelled.data.changed, false);
@@ -113,11 +116,14 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
     const mcp = await open([], f.workspace, { MAM_DEBUG: '1' });
     const id = job(ok(await mcp.call('job_submit', { session: 'human:alice', prompt: 'Review the release notes' }), 'submit to a person')).id;
     const stop = new AbortController();
-    const waiting = mcp.call('job_wait', { jobs: [id] }, { signal: stop.signal, onprogress: () => stop.abort() }).then(
+    const found: string[] = [];
+    const waiting = mcp.call('job_wait', { jobs: [id] }, { signal: stop.signal, onprogress: (p) => (p.message?.includes('→') ? stop.abort() : found.push(p.message ?? '')) }).then(
       (answer) => assert.fail(`the wait answered: ${answer.text}`),
       (err: unknown) => err,
     );
-    // The person starts: a progress notification; the caller cancels its call on it.
+    // The wait says where the job is, then the person starts: a progress notification; the caller cancels its call on it.
+    await until(() => found.length > 0, 10_000, 'the wait to say where the job is');
+    assert.deepEqual(found, [`job ${id}: dispatched`]);
     assert.equal((await f.run(['event', 'started', '--job', id])).exitCode, 0);
     assert.match(String(await waiting), /abort/i);
     // The server lets go of the wait at once, while the job is still open.
@@ -335,16 +341,17 @@ describe('mam mcp (the SDK client over stdio; scripted agents, real tmux, git an
 });
 
 /**
- * Progress notifications of a job that completed: a chain of its state changes, each from the state
- * the one before ended in, up to `→ completed`. The last may be missing: the SDK's client runs a
- * notification's handler a microtask after reading it but takes the answer at once, and drops the
- * progress it then finds no handler for ("unknown token") when both arrive in one read — the answer
- * carries the end state.
+ * Progress notifications of a job that completed, after the one naming its state `from`: a chain
+ * of its state changes, the first from `from`, each from the state the one before ended in, up to
+ * `→ completed`. The last may be missing: the SDK's client runs a notification's handler a
+ * microtask after reading it but takes the answer at once, and drops the progress it then finds no
+ * handler for ("unknown token") when both arrive in one read — the answer carries the end state.
  */
-function assertTrail(progress: string[], id: string, atLeast: number): void {
+function assertTrail(progress: string[], id: string, atLeast: number, from: string): void {
   const trail = progress.map((m) => new RegExp(`^job ${id}: (\\w+) → (\\w+)$`).exec(m));
   assert.ok(trail.length >= atLeast && trail.every((t) => t !== null), `progress: ${JSON.stringify(progress)}`);
   if (trail.length === 0) return;
+  assert.equal(trail[0]![1], from, `progress: ${JSON.stringify(progress)}`);
   for (let i = 1; i < trail.length; i++) assert.equal(trail[i]![1], trail[i - 1]![2], `progress: ${JSON.stringify(progress)}`);
   assert.ok(['completed', 'started'].includes(trail.at(-1)![2]!), `ends at completed, or at started with the last one dropped: ${JSON.stringify(progress)}`);
 }

@@ -1,7 +1,7 @@
 import { systemClock, unrefTimer, type Clock } from '../base/clock';
 import { ExitCode, UsageError } from '../base/errors';
 import { checkId } from '../base/ids';
-import { isTerminal, type JobRecord } from '../store/jobSchema';
+import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
 import type { JobChange } from './jobLedger';
 import type { JobEngine } from './jobEngine';
 import { exitCodeOf } from './submit';
@@ -17,6 +17,13 @@ export interface JobWaitRequest {
   signal?: AbortSignal;
   /** A change to one of the jobs waited for (progress for the caller to show). */
   onChange?: (change: JobChange) => void;
+  /**
+   * The state the caller last showed of each job (a submit's answer): a change from it is reported
+   * even when it came before the wait began. Else changes are reported from the state `onStart` gets.
+   */
+  since?: ReadonlyMap<string, JobState>;
+  /** The jobs as the wait found them when it began, before any change is reported (once the IDs are checked). */
+  onStart?: (jobs: readonly JobRecord[]) => void;
   clock?: Clock;
 }
 
@@ -55,7 +62,9 @@ export async function waitForJobs(engine: JobEngine, req: JobWaitRequest): Promi
   const done = (): boolean => (req.any ? ended.length > 0 : ended.length === ids.length);
   // The state each job was last reported in: a change is reported once, whether this process applied
   // it or read it from the disk after another process did (the caller sees every job reach its end).
-  const known = new Map(ids.map((id) => [id, jobs.require(id).state]));
+  const first = ids.map((id) => jobs.require(id));
+  const known = new Map(first.map((job) => [job.id, req.since?.get(job.id) ?? job.state]));
+  req.onStart?.(first);
   const report = (job: JobRecord): void => {
     const previous = known.get(job.id)!;
     if (job.state === previous) return;

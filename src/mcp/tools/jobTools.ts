@@ -19,10 +19,15 @@ async function current(core: Core, id: string): Promise<JobRecord> {
   return core.trust.trusted ? (await settleUsage(core.jobs, [job]))[0]! : job;
 }
 
-/** Waits as `mam job wait` does, each state change a progress notification; a cancelled call stops the wait only. */
-function wait(core: Core, ids: readonly string[], any: boolean, timeoutS: number | undefined, call: ToolCall): Promise<JobWaitResult> {
+/**
+ * Waits as `mam job wait` does, each state change a progress notification, from `since` (the state
+ * a submit just announced) or else from the state each job is in when the wait begins, announced
+ * first; a cancelled call stops the wait only.
+ */
+function wait(core: Core, ids: readonly string[], any: boolean, timeoutS: number | undefined, call: ToolCall, since?: JobRecord): Promise<JobWaitResult> {
   return waitForJobs(core.jobs, {
     ids, any, signal: call.signal, ...(timeoutS !== undefined ? { timeoutS } : {}),
+    ...(since ? { since: new Map([[since.id, since.state]]) } : { onStart: (jobs) => jobs.forEach((job) => call.progress(`job ${job.id}: ${job.state}`)) }),
     onChange: ({ job, previous }) => call.progress(`job ${job.id}: ${previous ?? 'new'} → ${job.state}${job.reason ? ` (${job.reason})` : ''}`),
   });
 }
@@ -78,7 +83,7 @@ const submit = defineTool({
       return { isError: true, data: { error: { code: job.reason ?? 'not_delivered', message: describeJob(job), exit_code: submitted.exitCode }, job: publicJob(job) }, text: describeJob(job) };
     }
     if (a.wait !== true || isTerminal(job.state)) return { data: { job: publicJob(job), exit_code: submitted.exitCode }, text: describeJob(job) };
-    const result = await wait(core, [job.id], false, a.wait_timeout_s, call);
+    const result = await wait(core, [job.id], false, a.wait_timeout_s, call, job);
     const answer = waitAnswer(result);
     return { data: { job: publicJob(result.jobs[0]!), exit_code: result.exitCode, timed_out: result.timedOut }, text: answer.text };
   },
