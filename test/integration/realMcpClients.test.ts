@@ -102,7 +102,7 @@ describe('mam init’s MCP registration, as the real claude, codex, gemini and o
 
     // codex starts it with the conversation.
     const turn = await run('codex', ['exec', 'Say hello.'], workspace, env);
-    assert.equal(turn.code, 0, `${turn.out}\nthe server got: ${JSON.stringify(stubLog(workspace).map((e) => e.message))}`);
+    assert.equal(turn.code, 0, `${turn.out}\nthe MCP server got: ${JSON.stringify(stubLog(workspace).map((e) => e.message))}\nthe model server's log: ${fs.readFileSync(server!.log, 'utf8').slice(-4000)}`);
     assert.equal(started('codex-mcp-client').length, 1, `codex started the server: ${JSON.stringify(stubLog(workspace))}\n${turn.out}`);
     // codex gives a server a few variables of its own, and those mam init names: where the tmux sockets are, not the keys.
     const codexEnv = started('codex-mcp-client')[0]!.env;
