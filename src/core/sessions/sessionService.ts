@@ -6,7 +6,7 @@ import type { Logger } from '../base/log';
 import { Emitter } from '../base/emitter';
 import { TRUSTED, type Trust } from '../base/trust';
 import { adapterFor, type AgentAdapter } from '../agents';
-import { AGENT_NAMES, type StoreContext } from '../agents/adapter';
+import type { StoreContext } from '../agents/adapter';
 import { isOneOf } from '../base/schema';
 import { readScreen } from '../agents/screens';
 import type { ResolvedConfig } from '../config/settings';
@@ -21,7 +21,7 @@ import { isStored, purgeConversation } from './conversations';
 import { findConversation, learnConversation, type LearningDeps } from './conversationLearning';
 import { OrchestratorRegistry } from './orchestrators';
 import { NeedsAttentionError, SessionAttention } from './sessionAttention';
-import { findProgram } from './program';
+import { agentCommand, checkAgentProgram, findProgram } from './program';
 
 export interface SessionServiceDeps {
   controlPlane: ControlPlane;
@@ -152,7 +152,7 @@ export class SessionService {
 
     const conversationId = adapter.preassignId?.() ?? null;
     const argv = adapter.spawnArgv(program, args, conversationId);
-    this.checkProgram(argv, cwd, adapter);
+    checkAgentProgram(argv, cwd, adapter, this.deps.env.PATH ?? '');
     const now = new Date().toISOString();
     // Reserve the name first (the registry refuses a duplicate under its lock), then place the pane.
     await this.registry.mutate((tx) =>
@@ -295,7 +295,7 @@ export class SessionService {
     else if (await isStored(adapter, this.storeContext(row), row.cwd, id)) argv = adapter.resumeArgv(program, args, id);
     else argv = adapter.preassignId ? adapter.spawnArgv(program, args, id) : adapter.resumeArgv(program, args, id); // never used: start it afresh under the same ID
     if (!argv) throw new UsageError(`${adapter.name} cannot resume a conversation`);
-    this.checkProgram(argv, row.cwd, adapter);
+    checkAgentProgram(argv, row.cwd, adapter, this.deps.env.PATH ?? '');
 
     await this.registry.mutate((tx) => tx.update(name, { status: 'starting', pid: process.pid }));
     let resumed: SessionRow;
@@ -387,11 +387,7 @@ export class SessionService {
   }
 
   private commandFor(adapter: AgentAdapter, command: readonly string[] | undefined): { program: string[]; args: string[] } {
-    const override = isOneOf(AGENT_NAMES, adapter.name) ? this.deps.config.agents[adapter.name] : undefined;
-    const program = command && command.length > 0 ? [...command] : override?.program ?? [...adapter.program];
-    if (program.length === 0) throw new UsageError(`the ${adapter.name} agent needs --command "program args…"`);
-    const args = command && command.length > 0 && adapter.name === 'shell' ? [] : override?.args ?? [...adapter.defaultArgs];
-    return { program, args };
+    return agentCommand(adapter, command, this.deps.config.agents);
   }
 
   /**
@@ -402,12 +398,6 @@ export class SessionService {
     const adapter = adapterFor(agent);
     if (adapter.name === 'shell') return undefined;
     return findProgram(this.commandFor(adapter, undefined).program[0]!, cwd, this.deps.env.PATH ?? '');
-  }
-
-  /** A missing agent CLI is a clear error before anything is registered or placed. */
-  private checkProgram(argv: readonly string[], cwd: string, adapter: AgentAdapter): void {
-    const missing = findProgram(argv[0]!, cwd, this.deps.env.PATH ?? '');
-    if (missing) throw new UsageError(`${missing}; install it, or point MAM_AGENT_COMMAND_${adapter.name.toUpperCase()} at it`, 'program_not_found');
   }
 
   private async place(kind: MuxKind, server: string, label: string, argv: string[], cwd: string, adapter: AgentAdapter) {
