@@ -6,16 +6,14 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { execa } from 'execa';
-import { newJobId } from '../../src/core/base/ids';
 import { MemoryLogger } from '../../src/core/base/log';
 import { buildCore } from '../../src/core/core';
 import { JobOutbox } from '../../src/core/messaging/outbox';
-import { signatureOf, type EventPayload } from '../../src/core/messaging/protocol';
-import { newJobRecord } from '../../src/core/store/newJobRecord';
+import type { EventPayload } from '../../src/core/messaging/protocol';
 import { REPO_ROOT, tempWorkspace } from '../support/helpers';
+import { dispatchedSignedJob } from '../support/signedJob';
 
 describe('faults: an applier killed before its record landed', function () {
   this.timeout(60_000);
@@ -26,16 +24,11 @@ describe('faults: an applier killed before its record landed', function () {
     const core = buildCore(workspace, { env: { ...process.env }, logger, cliPath: '/nonexistent/cli.js' });
     try {
       const { ledger } = core.jobs;
-      const token = 'ef'.repeat(16);
-      const id = newJobId();
-      await ledger.register(newJobRecord({ id, session: 'human:ann', type: 'direct', target: { kind: 'human', name: 'ann' }, timers: { start_timeout_s: 10, heartbeat_s: 5, idle_timeout_s: 20, timeout_s: 600 }, owner: { pid: process.pid, host: os.hostname(), token: 'me' } }), token);
-      await ledger.transition(id, 'dispatched', null);
+      const { id, event } = await dispatchedSignedJob(ledger, 'ef'.repeat(16));
       // As a publisher does: each event in the job's outbox before the broker has it.
       const outbox = new JobOutbox(core.controlPlane.paths.jobDir(id));
       const publish = async (name: EventPayload['event'], detail: string): Promise<EventPayload> => {
-        const { seq } = outbox.allocate();
-        const p: EventPayload = { v: 1, job_id: id, event: name, seq, ts: new Date().toISOString(), sender: 'ann', detail };
-        const signed = { ...p, sig: signatureOf(p, token) };
+        const signed = event(outbox.allocate().seq, name, detail);
         await outbox.append(signed);
         return signed;
       };

@@ -1,17 +1,15 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import { newJobId } from '../../src/core/base/ids';
 import { MemoryLogger } from '../../src/core/base/log';
 import { buildCore } from '../../src/core/core';
-import { signatureOf, type EventPayload } from '../../src/core/messaging/protocol';
-import { newJobRecord } from '../../src/core/store/newJobRecord';
 import { tempWorkspace } from '../support/helpers';
+import { dispatchedSignedJob } from '../support/signedJob';
 
 /**
- * The job record is not fsynced where the event's audit line is (jobLedger.ts `write`): after a
- * power cut the record may miss the last events its audit log holds. Applied again (from the
- * outbox, or redelivered), such an event brings the record up to date and is logged once.
+ * The job record is not fsynced where the event's audit line is, and lands after it (jobLedger.ts
+ * `writeEvent`): after a power cut the record may miss the last events its audit log holds. Applied
+ * again (from the outbox, or redelivered), such an event brings the record up to date and is logged
+ * once. Meanwhile the applying process reads the new record, others the old one until it lands.
  */
 describe("job ledger: an event's record lands behind its audit line", () => {
   it('an event in the log but lost from the record is applied to the record, not logged twice', async () => {
@@ -19,14 +17,7 @@ describe("job ledger: an event's record lands behind its audit line", () => {
     const core = buildCore(tempWorkspace(), { env: { ...process.env }, logger, cliPath: '/nonexistent/cli.js' });
     try {
       const { ledger } = core.jobs;
-      const token = 'cd'.repeat(16);
-      const id = newJobId();
-      await ledger.register(newJobRecord({ id, session: 'human:ann', type: 'direct', target: { kind: 'human', name: 'ann' }, timers: { start_timeout_s: 10, heartbeat_s: 5, idle_timeout_s: 20, timeout_s: 600 }, owner: { pid: process.pid, host: os.hostname(), token: 'me' } }), token);
-      await ledger.transition(id, 'dispatched', null);
-      const event = (seq: number, name: EventPayload['event'], detail: string): EventPayload => {
-        const p: EventPayload = { v: 1, job_id: id, event: name, seq, ts: new Date().toISOString(), sender: 'ann', detail };
-        return { ...p, sig: signatureOf(p, token) };
-      };
+      const { id, event } = await dispatchedSignedJob(ledger, 'cd'.repeat(16));
       assert.equal((await ledger.applyEvent(event(1, 'started', 'on it'))).status, 'applied');
       const file = core.controlPlane.paths.jobFile(id);
       const beforeCut = fs.readFileSync(file);
@@ -56,14 +47,7 @@ describe("job ledger: an event's record lands behind its audit line", () => {
     const rename = fs.promises.rename;
     try {
       const { ledger } = core.jobs;
-      const token = 'ab'.repeat(16);
-      const id = newJobId();
-      await ledger.register(newJobRecord({ id, session: 'human:ann', type: 'direct', target: { kind: 'human', name: 'ann' }, timers: { start_timeout_s: 10, heartbeat_s: 5, idle_timeout_s: 20, timeout_s: 600 }, owner: { pid: process.pid, host: os.hostname(), token: 'me' } }), token);
-      await ledger.transition(id, 'dispatched', null);
-      const event = (seq: number, name: EventPayload['event'], detail: string): EventPayload => {
-        const p: EventPayload = { v: 1, job_id: id, event: name, seq, ts: new Date().toISOString(), sender: 'ann', detail };
-        return { ...p, sig: signatureOf(p, token) };
-      };
+      const { id, event } = await dispatchedSignedJob(ledger, 'ab'.repeat(16));
       assert.equal((await ledger.applyEvent(event(1, 'started', 'on it'))).status, 'applied');
 
       // The record's rename waits until the test lets it go.
