@@ -14,7 +14,7 @@ import { LoopStore } from '../../src/core/loop/loopState';
 import { MergeQueueStore } from '../../src/core/merge/mergeQueue';
 import { PlanStore, type PlanState } from '../../src/core/plan/planState';
 import { acquire } from '../../src/core/store/lock';
-import { CLI, FAKE_AGENT, readAgentLog, tempDir, until } from '../support/helpers';
+import { CLI, FAKE_AGENT, readAgentLog, readJsonLines, tempDir, until } from '../support/helpers';
 import { GIT_ENV, JOB_ID, loopFixture, type JobFixture } from '../support/jobs';
 
 describe('faults: a plan runner killed midway, then resumed', function () {
@@ -191,7 +191,7 @@ ${validate ? `validate: ${JSON.stringify(validate)}\n` : ''}tasks:
 fs.appendFileSync(process.argv[2], JSON.stringify({ pid: process.pid, cwd: process.cwd() }) + '\\n');
 const t = setInterval(() => { if (fs.existsSync(process.argv[3])) { clearInterval(t); console.log('green'); } }, 20);
 `);
-    const ranLines = () => (fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { pid: number }) : []);
+    const ranLines = () => readJsonLines<{ pid: number }>(ran);
     const run = runPlan([process.execPath, script, ran, release].map((w) => JSON.stringify(w)).join(' '));
     const killed = await killWhen(run, () => ranLines().length === 1, 'the validation of task one to run');
     const entry = queue()[0]!;

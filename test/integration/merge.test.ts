@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { isAlive } from '../../src/core/base/process';
 import type { LoopState } from '../../src/core/loop/loopState';
 import type { MergeEntry } from '../../src/core/merge/mergeQueue';
-import { CLI, FAKE_AGENT, tempDir, until } from '../support/helpers';
+import { CLI, FAKE_AGENT, readJsonLines, tempDir, until } from '../support/helpers';
 import { GIT_ENV, loopFixture, type JobFixture } from '../support/jobs';
 
 /**
@@ -65,7 +65,7 @@ else console.log('all green');
 `);
     return [process.execPath, script, ran, ...(hold ? [hold] : [])].map((w) => JSON.stringify(w)).join(' ');
   }
-  const ranLines = (ran: string) => (fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { pid: number; cwd: string; tree: string }) : []);
+  const ranLines = (ran: string) => readJsonLines<{ pid: number; cwd: string; tree: string }>(ran);
 
   it('lands two passed branches in order with validation, reviewing the rebased tree first; a conflicting third becomes a job for its creator', async () => {
     await agentIn('rev-a', 'reviewer', f.workspace, ['--verdicts', 'PASS']);

@@ -14,7 +14,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initWorkspace } from '../../src/core/init/initWorkspace';
-import { CLI, REPO_ROOT, tempDir } from '../support/helpers';
+import { CLI, readJsonLines, REPO_ROOT, tempDir } from '../support/helpers';
 import { itNeeds } from '../support/needs';
 import { AGENTS_BIN, agentEnv, agentHome, agentsMissing, startModelServer, type ModelServer, type RealAgent } from '../support/realAgents';
 
@@ -47,9 +47,7 @@ function run(agent: RealAgent, args: string[], cwd: string, env: Record<string, 
 
 /** What the stub server received, each with the arguments it was started with. */
 function stubLog(workspace: string): Array<{ args: string[]; env: string[]; message: { method?: string; params?: { clientInfo?: { name?: string } } } }> {
-  const file = path.join(workspace, '.mam', 'mcp-stub.log');
-  if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readJsonLines(path.join(workspace, '.mam', 'mcp-stub.log'));
 }
 
 describe('mam init’s MCP registration, as the real claude, codex, gemini and opencode read it', function () {

@@ -23,8 +23,18 @@ export interface AgentLogEntry {
 
 /** The fake agent's log: one JSON object per line. */
 export function readAgentLog(file: string): AgentLogEntry[] {
+  return readJsonLines<AgentLogEntry>(file);
+}
+
+/**
+ * The complete lines of a JSON-lines file another process may be appending to (none if it is not
+ * there yet). A line still being written is left for the next read: a reader can see part of a long
+ * append (a model server's log, in CI at stop 37).
+ */
+export function readJsonLines<T>(file: string): T[] {
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentLogEntry);
+  const text = fs.readFileSync(file, 'utf8');
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
 }
 
 /** A fresh folder under the run's temp root (removed with it by the guard). */

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT, stopChild, tempDir } from './helpers';
+import { readJsonLines, REPO_ROOT, stopChild, tempDir } from './helpers';
 
 export const MODEL_SERVER = path.join(REPO_ROOT, 'test/fixtures/model-server.js');
 
@@ -140,7 +140,7 @@ export async function startModelServer(config: ModelServerConfig = {}, options: 
     url: `http://127.0.0.1:${port}`,
     log,
     entries,
-    usage: () => (fs.existsSync(usageLog) ? fs.readFileSync(usageLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ModelUsageEntry) : []),
+    usage: () => readJsonLines<ModelUsageEntry>(usageLog),
     outbound: () => entries().filter((e) => (e.method === 'CONNECT' && !e.self) || /^https?:\/\//.test(e.path ?? '')).map((e) => e.path ?? ''),
     requests: () => (fs.existsSync(dump) ? fs.readdirSync(dump).sort().map((f) => fs.readFileSync(path.join(dump, f), 'utf8')) : []),
     stop: () => stopChild(child),
@@ -148,8 +148,7 @@ export async function startModelServer(config: ModelServerConfig = {}, options: 
 }
 
 export function readModelLog(file: string): ModelLogEntry[] {
-  if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ModelLogEntry);
+  return readJsonLines<ModelLogEntry>(file);
 }
 
 /** Usage as MAM counts it: input includes cached tokens and cache writes, output includes reasoning. */
