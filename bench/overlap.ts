@@ -15,6 +15,7 @@ import { worktreeTree } from '../src/core/loop/snapshot';
 import { OverlapChecker } from '../src/core/overlap/overlapChecker';
 import { ControlPlane } from '../src/core/store/controlPlane';
 import { inotifyWatches } from '../test/support/inotify';
+import { gitsStarted } from '../test/support/gitsStarted';
 import { numberedLines, OverlapRepo } from '../test/support/overlapRepo';
 import { sessionRow } from '../test/support/rows';
 import { percentile, renderTable, timeCommand, type Row } from './stats';
@@ -72,12 +73,18 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
     if (n !== WORKTREES * CHANGED) throw new Error(`expected ${WORKTREES * CHANGED} changed files, saw ${n}`);
   };
 
-  // Cold: a new checker for one look, as `mam conflicts` and the MCP tool run it.
+  // What a one-look checker keeps for the next in each checkout's git folder (snapshotIndexes.ts)
+  // and in the shared one (lookMemo.ts): removed before a look that is to be the first ever.
+  const keptFolders = [repo.main, ...worktrees].map((w) => path.join(repo.git(w, 'rev-parse', '--absolute-git-dir'), 'mam-overlap'));
+  const forgetKept = (): void => keptFolders.forEach((k) => fs.rmSync(k, { recursive: true, force: true }));
+
+  // Cold: a new checker for one look, as `mam conflicts` and the MCP tool run it, the first ever.
   const cold: number[] = [];
   let pairs = 0;
   let conflicts = 0;
-  let coldGits = 0;
+  let coldGits: Started = { gits: 0, processes: 0 };
   for (let i = 0; i <= runs; i++) {
+    forgetKept();
     const checker = new OverlapChecker({ oneShot: true });
     let n = 0;
     if (i > 0) referenceOnce();
@@ -100,15 +107,31 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const fresh = await coldProcess(root);
   const rowsFile = path.join(root, 'overlap-rows.json');
   fs.writeFileSync(rowsFile, JSON.stringify(rows));
-  const coldAlone: number[] = [];
-  let aloneGits = 0;
-  for (let i = 0; i <= runs; i++) {
-    if (i > 0) referenceOnce();
+  const coldProcessLook = (): { ms: number; started: Started } => {
     const r = spawnSync(process.execPath, [fresh, rowsFile], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`the cold check process failed: ${r.stderr}`);
-    const out = JSON.parse(r.stdout) as { ms: number; gits: number; files: number; rss: number };
+    const out = JSON.parse(r.stdout) as { ms: number; started: Started; files: number; rss: number };
     expectFiles(out.files);
-    aloneGits = out.gits;
+    return out;
+  };
+  // The first look ever: nothing kept in the checkouts' git folders.
+  const coldFirst: number[] = [];
+  let firstGits: Started = { gits: 0, processes: 0 };
+  for (let i = 0; i <= runs; i++) {
+    forgetKept();
+    if (i > 0) referenceOnce();
+    const out = coldProcessLook();
+    firstGits = out.started;
+    if (i > 0) coldFirst.push(out.ms);
+  }
+  // After one file of one worktree changed since the look before, which kept its snapshot indexes.
+  const coldAlone: number[] = [];
+  let aloneGits: Started = { gits: 0, processes: 0 };
+  for (let i = 0; i <= runs; i++) {
+    fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `cold ${i}\n`);
+    if (i > 0) referenceOnce();
+    const out = coldProcessLook();
+    aloneGits = out.started;
     if (i > 0) coldAlone.push(out.ms);
   }
 
@@ -121,7 +144,7 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const unwatched: number[] = [];
   const kept = new OverlapChecker();
   await kept.check(rows);
-  let unwatchedGits = 0;
+  let unwatchedGits: Started = { gits: 0, processes: 0 };
   for (let i = 0; i < runs; i++) {
     fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `one more line ${i}\n`);
     await sleep(APART_MS);
@@ -141,8 +164,8 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   const warm: number[] = [];
   const idle: number[] = [];
   const backToBack: number[] = [];
-  let warmGits = 0;
-  let backToBackGits = 0;
+  let warmGits: Started = { gits: 0, processes: 0 };
+  let backToBackGits: Started = { gits: 0, processes: 0 };
   for (let i = 0; i < runs; i++) {
     const moved = nextMove(watched, 10_000);
     fs.appendFileSync(path.join(worktrees[0]!, 'src/m0/f0.ts'), `and one more ${i}\n`);
@@ -181,13 +204,14 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
   });
   return [
     { name: `raw \`git diff --name-only\`, one worktree of ${CHANGED} changed files (reference; timed beside each look below)`, p50: ref, p99: percentile(reference, 99) },
-    row(`overlap check after one file of one worktree changed, watched (the extension, \`mam monitor\`): ${label}; ${watches} folder watches; ${warmGits} gits`, warm, '≤ 5×'),
-    row(`overlap check after one more file changed, watched, right after the last look (${backToBackGits} gits)`, backToBack),
+    row(`overlap check after one file of one worktree changed, watched (the extension, \`mam monitor\`): ${label}; ${watches} folder watches; ${describeGits(warmGits)}`, warm, '≤ 5×'),
+    row(`overlap check after one more file changed, watched, right after the last look (${describeGits(backToBackGits)})`, backToBack),
     row('overlap check, watched, nothing moved since the last look (no git)', idle),
-    row(`overlap check after one file changed, a checker kept without watches (every worktree asked: ${unwatchedGits} gits)`, unwatched),
-    row(`overlap check, cold (a new checker, one look), in a process of its own as \`mam conflicts\` runs it: ${label}; ${aloneGits} gits`, coldAlone, '≤ 20×'),
-    row(`overlap check, cold, in this benchmark's process (${Math.round(process.memoryUsage().rss / 1e6)} MB resident: each git's fork costs more); ${coldGits} gits`, cold),
-    row('`mam conflicts --json` (cold process: node, the registry, the check)', process_),
+    row(`overlap check after one file changed, a checker kept without watches (every worktree asked: ${describeGits(unwatchedGits)})`, unwatched),
+    row(`overlap check, cold (a new checker, one look), in a process of its own as \`mam conflicts\` runs it, after one file of one worktree changed since the look before (its snapshot indexes kept in the checkouts' git folders): ${label}; ${describeGits(aloneGits)}`, coldAlone, '≤ 20×'),
+    row(`overlap check, cold, in a process of its own, the first look ever (nothing kept: what a look after a commit or a \`git add\` in every checkout costs); ${describeGits(firstGits)}`, coldFirst),
+    row(`overlap check, cold, in this benchmark's process, the first look ever (${Math.round(process.memoryUsage().rss / 1e6)} MB resident: each git's fork costs more); ${describeGits(coldGits)}`, cold),
+    row('`mam conflicts --json` (cold process: node, the registry, the check; nothing changed since the look before)', process_),
     row('one worktree\'s snapshot tree, temp index seeded from a copy of its index', seeded),
     row('one worktree\'s snapshot tree, temp index from `read-tree HEAD`', fromHead),
   ];
@@ -195,17 +219,15 @@ export async function benchOverlap(root: string, runs: number): Promise<Row[]> {
 
 /**
  * A script of its own (bundled with esbuild, run by plain node) that makes one cold look at the
- * sessions in the JSON file it is given and prints how long the look took and how many gits it ran.
+ * sessions in the JSON file it is given and prints how long the look took and how many gits it ran (and from how many processes).
  */
 async function coldProcess(root: string): Promise<string> {
   const outfile = path.join(root, 'cold-overlap-check.js');
   const contents = `
     const fs = require('node:fs');
-    const cp = require('node:child_process');
     const { OverlapChecker } = require('./src/core/overlap/overlapChecker');
-    const execFile = cp.execFile;
-    let gits = 0;
-    cp.execFile = (...args) => { if (args[0] === 'git') gits++; return execFile(...args); };
+    const { gitsStarted } = require('./test/support/gitsStarted');
+    const counting = gitsStarted();
     (async () => {
       const rows = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
       const checker = new OverlapChecker({ oneShot: true });
@@ -214,25 +236,30 @@ async function coldProcess(root: string): Promise<string> {
       const ms = performance.now() - t;
       checker.dispose();
       const files = report.checkouts.reduce((n, c) => n + c.files.length, 0);
-      console.log(JSON.stringify({ ms, gits, files, rss: process.memoryUsage().rss }));
+      const { gits, processes } = counting.stop();
+      console.log(JSON.stringify({ ms, started: { gits: gits.length, processes }, files, rss: process.memoryUsage().rss }));
     })();`;
   await esbuild.build({ stdin: { contents, resolveDir: path.resolve(__dirname, '..'), loader: 'js' }, bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'warning' });
   return outfile;
 }
 
-/** Counts the gits this process starts from now on (every git of the core goes through node's execFile); call the result to read the count and stop. */
-function countGits(): () => number {
-  const cp = require('node:child_process') as { execFile: (...args: unknown[]) => unknown };
-  const execFile = cp.execFile;
-  let n = 0;
-  cp.execFile = (...args: unknown[]) => {
-    if (args[0] === 'git') n++;
-    return execFile(...args);
-  };
+/** Counts the gits this process starts from now on; call the result to read the count and stop. */
+function countGits(): () => Started {
+  const counting = gitsStarted();
   return () => {
-    cp.execFile = execFile;
-    return n;
+    const { gits, processes } = counting.stop();
+    return { gits: gits.length, processes };
   };
+}
+
+/** How many gits a look ran, and from how many processes this one started (a snapshot's add and write-tree run from one shell). */
+interface Started {
+  gits: number;
+  processes: number;
+}
+
+function describeGits(n: Started): string {
+  return `${n.gits} gits from ${n.processes} processes`;
 }
 
 function sleep(ms: number): Promise<void> {

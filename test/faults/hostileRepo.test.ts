@@ -8,6 +8,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { gitExec, gitThenWriteTree } from '../../src/core/base/git';
 import { missingIgnores } from '../../src/core/config/gitignore';
 import { MemoryLogger } from '../../src/core/base/log';
 import { changedFiles, fileAt, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
@@ -22,6 +23,8 @@ describe('faults: a hostile repository configuration runs nothing', function () 
   let marks: string;
   const pwned = () => (fs.existsSync(marks) ? fs.readdirSync(marks).sort() : []);
   const trap = (name: string) => `sh -c 'touch ${marks}/${name}; cat'`;
+  /** A filter name (no space: a .gitattributes value ends at one) that a shell reading it as script would run three commands from. */
+  const oddFilter = () => `odd;touch\${IFS}${marks}/semicolon;$(touch\${IFS}${marks}/dollar)\`touch\${IFS}${marks}/backquote\``;
 
   beforeEach(() => {
     repo = tempDir('hostile');
@@ -47,6 +50,9 @@ describe('faults: a hostile repository configuration runs nothing', function () 
       '[diff "evil"]',
       `\ttextconv = "${trap('textconv')}"`,
       `\tcommand = "${trap('diff-command')}"`,
+      // A filter whose name is shell text: the flags that disarm it name it, and reach git through a shell's "$@" (base/git.ts's gitThenWriteTree) without being read as script.
+      `[filter "${oddFilter()}"]`,
+      `\tclean = "${trap('clean-odd')}"`,
       '[merge "evil"]',
       `\tdriver = "touch ${marks}/merge-driver; false"`,
       '[diff]',
@@ -57,7 +63,8 @@ describe('faults: a hostile repository configuration runs nothing', function () 
       `\tprogram = "${path.join(marks, '..', 'fake-gpg')}"`,
       '',
     ].join('\n'));
-    fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil merge=evil\n');
+    fs.writeFileSync(path.join(repo, '.gitattributes'), `*.txt filter=evil diff=evil merge=evil\n*.odd filter=${oddFilter()}\n`);
+    fs.writeFileSync(path.join(repo, 'c.odd'), 'odd\n');
     fs.writeFileSync(path.join(repo, 'a.txt'), 'two\n');
     fs.writeFileSync(path.join(repo, 'b.txt'), 'new\n');
   });
@@ -110,11 +117,21 @@ describe('faults: a hostile repository configuration runs nothing', function () 
 
   it('snapshots, diffs, file contents and the .gitignore check start none of them', async () => {
     const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
-    const id = await snapshotIdentity(repo, base, 'l-hostile/r1');
-    assert.deepEqual((await changedFiles(repo, id)).map((f) => f.path).sort(), ['.gitattributes', 'a.txt', 'b.txt']);
+    // Checked first, whether or not the snapshot was written: what ran is the question here.
+    const id = await snapshotIdentity(repo, base, 'l-hostile/r1').finally(() => assert.deepEqual(pwned(), [], 'the snapshot started none of them'));
+    assert.deepEqual((await changedFiles(repo, id)).map((f) => f.path).sort(), ['.gitattributes', 'a.txt', 'b.txt', 'c.odd']);
     assert.match(await snapshotDiff(repo, id), /^\+two$/m, 'the diff shows the content, not what a textconv made of it');
     assert.equal(await fileAt(repo, id.tree, 'a.txt'), 'two\n');
     await missingIgnores(repo);
+    assert.deepEqual(pwned(), []);
+  });
+
+  it("a repository's own executable named git is never started, even with PATH naming the current folder first", async () => {
+    fs.writeFileSync(path.join(repo, 'git'), `#!/bin/sh\ntouch ${marks}/repository-git\nexit 0\n`, { mode: 0o755 });
+    const env = { PATH: `.${path.delimiter}${process.env.PATH}` };
+    const r = await gitExec(repo, ['status', '--porcelain'], { env });
+    assert.match(r.stdout, /^\?\? git$/m, 'the real git ran: it lists the file');
+    await gitThenWriteTree(repo, ['add', '--all', '--', '.'], { env: { ...env, GIT_INDEX_FILE: path.join(tempDir('hostile-index'), 'index') } });
     assert.deepEqual(pwned(), []);
   });
 

@@ -12,24 +12,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gitExec } from '../../src/core/base/git';
 import { tempDir } from '../support/helpers';
+import { gitsStarted } from '../support/gitsStarted';
 import { OverlapRepo } from '../support/overlapRepo';
 
-/** The gits this process starts while `fn` runs, by subcommand (every git of the core goes through execFile). */
+/** The gits this process starts while `fn` runs, by subcommand. */
 async function gitsDuring(fn: () => Promise<unknown>): Promise<string[]> {
-  // The module itself (an import's namespace is a copy): git.ts calls its execFile.
-  const cp = require('node:child_process') as { execFile: (...args: unknown[]) => unknown };
-  const execFile = cp.execFile;
-  const seen: string[] = [];
-  cp.execFile = (...args: unknown[]) => {
-    if (args[0] === 'git') seen.push((args[1] as string[]).find((a, i, all) => a !== '-c' && all[i - 1] !== '-c')!);
-    return execFile(...args);
-  };
+  const counting = gitsStarted();
   try {
     await fn();
+    return counting.stop().gits;
   } finally {
-    cp.execFile = execFile;
+    counting.stop();
   }
-  return seen;
 }
 
 describe('faults: one hardening lookup per repository, and a worktree that reads its own configuration', function () {

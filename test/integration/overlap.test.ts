@@ -106,21 +106,14 @@ describe('overlap warnings (real git worktrees)', () => {
     repo = new OverlapRepo(tempDir('overlap-kept'), { [APP]: numberedLines(200), 'src/util.ts': numberedLines(20, 'util'), 'src/old.ts': old, 'README.md': 'hello\n' });
     a = repo.addWorktree('alice');
     b = repo.addWorktree('bob');
-    // Counts the pairs git is asked to merge (MergePredictor's one batched merge-tree).
-    const proto = MergePredictor.prototype as unknown as { mergeAll(this: MergePredictor, checkout: string, pairs: readonly unknown[]): Promise<unknown> };
-    const mergeAll = proto.mergeAll;
-    let merged = 0;
-    proto.mergeAll = function (checkout, pairs) {
-      merged += pairs.length;
-      return mergeAll.call(this, checkout, pairs);
-    };
+    const merges = countMerges();
     const kept = new OverlapChecker();
     try {
       const strip = (r: OverlapReport) => ({ ...r, computed_at: '' });
-      const look = async (what: string, merges: number): Promise<OverlapReport> => {
-        merged = 0;
+      const look = async (what: string, expected: number): Promise<OverlapReport> => {
+        merges.count = 0;
         const report = await kept.check(two());
-        assert.equal(merged, merges, `${what}: pairs merged`);
+        assert.equal(merges.count, expected, `${what}: pairs merged`);
         const fresh = new OverlapChecker();
         try {
           assert.deepEqual(strip(report), strip(await fresh.check(two())), `${what}: the kept checker differs from a new one`);
@@ -148,8 +141,45 @@ describe('overlap warnings (real git worktrees)', () => {
       fs.appendFileSync(path.join(a, 'README.md'), 'alice\n');
       await look('alice edits a file bob left alone, beside her deletion: carried', 0);
     } finally {
-      proto.mergeAll = mergeAll;
+      merges.stop();
       kept.dispose();
+    }
+  });
+
+  it('one-look checkers one after another (as mam conflicts processes) answer as a new checker does, merging only pairs whose side moved', async () => {
+    const c = repo.addWorktree('carol');
+    const three = (): SessionRow[] => [...two(), sessionRow('carol', { cwd: c })];
+    const merges = countMerges();
+    const strip = (r: OverlapReport) => ({ ...r, computed_at: '' });
+    const once = async (options: { oneShot?: boolean }): Promise<OverlapReport> => {
+      const checker = new OverlapChecker(options);
+      try {
+        return await checker.check(three());
+      } finally {
+        checker.dispose();
+      }
+    };
+    const look = async (what: string, expected: number): Promise<OverlapReport> => {
+      merges.count = 0;
+      const report = await once({ oneShot: true });
+      assert.equal(merges.count, expected, `${what}: pairs merged`);
+      assert.deepEqual(strip(report), strip(await once({})), `${what}: differs from a new checker's first look`);
+      return report;
+    };
+    const memo = path.join(repo.main, '.git', 'mam-overlap', 'memo.json');
+    try {
+      repo.editLine(a, APP, 5, 'return a + b;');
+      repo.editLine(b, APP, 5, 'return a - b;');
+      repo.editLine(c, APP, 5, 'return a * b;');
+      assert.equal((await look('three edit line 5', 3)).pairs.length, 3);
+      assert.ok(fs.existsSync(memo), 'the memo is in the shared git folder');
+      await look('nothing moved', 0);
+      repo.editLine(c, APP, 100, 'carol, far away');
+      await look('carol moved: her two pairs merged again', 2);
+      fs.writeFileSync(memo, '{"v":1,"merges":{"not ids":[]},"ranges":{}}');
+      await look('a memo that is not MAM\'s is not used', 3);
+    } finally {
+      merges.stop();
     }
   });
 
@@ -199,3 +229,20 @@ describe('snapshot commits: the ID computed without git is the one git writes', 
     });
   }
 });
+
+/** Counts the pairs git is asked to merge (MergePredictor's one batched merge-tree) until `stop`. */
+function countMerges(): { count: number; stop(): void } {
+  const proto = MergePredictor.prototype as unknown as { mergeAll(this: MergePredictor, checkout: string, pairs: readonly unknown[]): Promise<unknown> };
+  const mergeAll = proto.mergeAll;
+  const counter = {
+    count: 0,
+    stop: () => {
+      proto.mergeAll = mergeAll;
+    },
+  };
+  proto.mergeAll = function (checkout, pairs) {
+    counter.count += pairs.length;
+    return mergeAll.call(this, checkout, pairs);
+  };
+  return counter;
+}

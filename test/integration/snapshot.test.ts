@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { changedFiles, fileAt, resolveCommit, snapshotDiff, snapshotIdentity } from '../../src/core/loop/snapshot';
+import { gitThenWriteTree } from '../../src/core/base/git';
+import { changedFiles, fileAt, resolveCommit, snapshotDiff, snapshotIdentity, worktreeTree } from '../../src/core/loop/snapshot';
 import { UsageError } from '../../src/core/base/errors';
 import { tempDir } from '../support/helpers';
 
@@ -81,6 +82,31 @@ describe('snapshot identities (real git)', () => {
     } finally {
       churn.kill('SIGKILL');
     }
+  });
+
+  it('a snapshot is one git add and one write-tree from one shell: the tree of the index the add wrote, or the add\'s failure in git\'s words', async () => {
+    write('a.txt', 'two\n');
+    write('new.txt', 'new\n');
+    const index = path.join(tempDir('snap-index'), 'index');
+    fs.copyFileSync(path.join(repo, '.git', 'index'), index);
+    const r = await gitThenWriteTree(repo, ['add', '--all', '--', '.'], { env: { GIT_INDEX_FILE: index } });
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout.trim(), execFileSync('git', ['write-tree'], { cwd: repo, env: { ...process.env, GIT_INDEX_FILE: index }, encoding: 'utf8' }).trim(), 'the tree of the index the add wrote');
+    assert.equal(git('ls-tree', '--name-only', r.stdout.trim()).split('\n').sort().join(' '), '.gitignore a.txt new.txt old-name.txt');
+    fs.writeFileSync(index, 'not an index');
+    const failed = await gitThenWriteTree(repo, ['add', '--all', '--', '.'], { env: { GIT_INDEX_FILE: index } });
+    assert.notEqual(failed.exitCode, 0);
+    assert.equal(failed.stdout, '', 'no write-tree after a failed add');
+    assert.match(failed.stderr, /index file/);
+  });
+
+  it('a checkout whose own index git cannot read gets its snapshot from HEAD and its working tree', async () => {
+    write('a.txt', 'two\n');
+    write('new.txt', 'new\n');
+    const seeded = await worktreeTree(repo, { seedIndex: path.join(repo, '.git', 'index') });
+    const garbage = path.join(tempDir('snap-seed'), 'index');
+    fs.writeFileSync(garbage, 'not an index');
+    assert.equal(await worktreeTree(repo, { seedIndex: garbage }), seeded);
   });
 
   it('never touches the user\'s index', async () => {

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
-import { notStarted, type ExecResult } from './exec';
+import * as path from 'node:path';
+import { notStarted, ProgramNotFoundError, type ExecResult } from './exec';
 import { findGitDirs } from './gitDirs';
+import { isExecutable, whichProgram } from './process';
 
 /**
  * Every git MAM runs goes through here, so that a repository's own configuration cannot make it
@@ -29,26 +31,111 @@ export async function gitExec(cwd: string, args: readonly string[], options: { e
 }
 
 /**
+ * `git ARGS…` and then, if it succeeded, `git write-tree` — the tree of the index the first one
+ * wrote (GIT_INDEX_FILE in `options.env`) — in one `sh` that starts both: each process this one
+ * starts is a fork of it, which on these machines costs ~5 ms of CPU more than a fork of a small
+ * shell (docs/benchmarks.md, "Overlap check"), and a snapshot is always the two. The shell's script
+ * is this constant; the flags and the arguments reach git as arguments ("$@"), never as script
+ * text. Resolves with the first git's output and then write-tree's (its last line), or with the
+ * first failure's exit status and stderr.
+ */
+export async function gitThenWriteTree(cwd: string, args: readonly string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<ExecResult> {
+  const env = { ...process.env, ...BASE_ENV, ...options.env };
+  const trusted = await trustedOverrides(cwd, env);
+  return withGit(env, cwd, (git) => spawnResult(SHELL, ['-c', THEN_WRITE_TREE, 'mam', git, String(args.length), ...trusted, ...args], { cwd, env, timeoutMs: options.timeoutMs ?? 120_000 }, args[0]!));
+}
+
+const SHELL = '/bin/sh';
+
+/**
+ * $1 is git, $2 how many of the arguments after the flags are the first git's: run the flags and
+ * those, then copy the flags alone to the end of the list, drop the rest, and run write-tree. The
+ * first git runs in the background and is waited for, so that the shell, stopped (a timeout
+ * sends it SIGTERM) or interrupted, stops it too rather than leave it running on its own; the
+ * second replaces the shell, so a signal reaches it directly.
+ */
+const THEN_WRITE_TREE = [
+  'git=$1 m=$2',
+  'shift 2',
+  'trap \'kill "$first" 2>/dev/null; exit 143\' TERM INT HUP',
+  '"$git" "$@" &',
+  'first=$!',
+  'wait "$first" || exit',
+  'n=$(($# - m)) i=0',
+  'for a do',
+  '  if [ "$i" -lt "$n" ]; then set -- "$@" "$a"; fi',
+  '  i=$((i + 1))',
+  'done',
+  'shift $((n + m))',
+  'exec "$git" "$@" write-tree',
+].join('\n');
+
+/**
  * exec() for git, on node's own execFile: the same result and errors, at 2–3 ms of this process's
  * CPU per call instead of execa's 7 (measured, docs/benchmarks.md: a look of the overlap checker
  * runs dozens of gits). Resolves whatever the exit code; rejects when git cannot start, is killed
  * (a timeout) or writes more than 100 MB.
  */
 function run(overrides: readonly string[], args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; input?: string | undefined }): Promise<ExecResult> {
+  return withGit(options.env, options.cwd, (git) => spawnResult(git, [...overrides, ...args], options, args[0]!));
+}
+
+/** What `sh` exits with when it cannot find or start a command. */
+const SHELL_NOT_FOUND = 127;
+
+/**
+ * `start` with git's file; when that file is not there any more (git moved: an upgrade, a PATH
+ * folder gone) and so git never started, git is looked up again and started once more.
+ */
+async function withGit(env: NodeJS.ProcessEnv, cwd: string, start: (git: string) => Promise<ExecResult>): Promise<ExecResult> {
+  for (let again = false; ; again = true) {
+    const git = gitProgram(env);
+    if (git === undefined) throw notStarted('git', cwd);
+    try {
+      const r = await start(git);
+      if (again || r.exitCode !== SHELL_NOT_FOUND || isExecutable(git)) return r;
+    } catch (err) {
+      if (again || !(err instanceof ProgramNotFoundError) || isExecutable(git)) throw err;
+    }
+    gitFiles.forEach((file, searchPath) => file === git && gitFiles.delete(searchPath));
+  }
+}
+
+function spawnResult(file: string, argv: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; input?: string | undefined }, command: string): Promise<ExecResult> {
   const { cwd, env, timeoutMs: timeout } = options;
   return new Promise((resolve, reject) => {
     // (node leaves out a variable whose value is undefined: BASE_ENV's.)
-    const child = execFile('git', [...overrides, ...args], { cwd, env, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+    const child = execFile(file, argv, { cwd, env, timeout, maxBuffer: 100 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (!err) return resolve({ exitCode: 0, stdout, stderr });
+      // Stopped by its timeout (a snapshot's shell exits 143 once it stopped its git: no signal then).
+      if (err.killed) return reject(new Error(`git ${command} was stopped by ${err.signal ?? 'SIGTERM'} after ${timeout} ms`));
       if (typeof err.code === 'number') return resolve({ exitCode: err.code, stdout, stderr });
-      if (err.code === 'ENOENT') return reject(notStarted('git', cwd));
-      if (err.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new Error(`git ${args[0]} wrote more than 100 MB`));
-      reject(err.signal ? new Error(`git ${args[0]} was stopped by ${err.signal}${err.killed ? ` after ${timeout} ms` : ''}`) : err);
+      if (err.code === 'ENOENT') return reject(notStarted(file === SHELL ? SHELL : 'git', cwd));
+      if (err.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new Error(`git ${command} wrote more than 100 MB`));
+      reject(err.signal ? new Error(`git ${command} was stopped by ${err.signal}`) : err);
     });
     child.stdin?.on('error', () => undefined); // git may exit before reading all of `input`
     child.stdin?.end(options.input);
   });
 }
+
+/**
+ * git's own file, looked up once per PATH, as exec would but in absolute folders only (a relative
+ * entry such as `.` would find a repository's own `git`): each git started then skips the failed
+ * execs of the folders before git's (~0.2 ms a git here). Undefined when PATH has no git (not
+ * remembered: it may be installed later); looked up again when it cannot be started any more
+ * (withGit). A git installed later in an earlier folder is used from the next process on.
+ */
+function gitProgram(env: NodeJS.ProcessEnv): string | undefined {
+  const searchPath = env.PATH ?? '';
+  const known = gitFiles.get(searchPath);
+  if (known !== undefined) return known;
+  const found = whichProgram('git', searchPath.split(path.delimiter).filter((dir) => path.isAbsolute(dir)).join(path.delimiter));
+  if (found !== undefined) gitFiles.set(searchPath, found);
+  return found;
+}
+
+const gitFiles = new Map<string, string>();
 
 /**
  * Variables that would point our git commands at another repository, index or work tree (set, for
@@ -127,7 +214,7 @@ function forgetOlderThan(then: number): void {
 }
 
 /** Variables set per call that change no configuration git reads. */
-const PER_CALL = /^GIT_(INDEX_FILE|AUTHOR_\w+|COMMITTER_\w+)$/;
+const PER_CALL = /^(GIT_(INDEX_FILE|AUTHOR_\w+|COMMITTER_\w+)|LC_ALL)$/;
 
 /** The environment as a key (in its own order: a variable set anew may reorder it, and then a lookup is only not shared). */
 function configEnvironment(env: NodeJS.ProcessEnv): string {

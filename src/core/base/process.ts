@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { isErrnoException } from './errors';
 
 /** Whether a process with this pid exists (one we may not signal still counts). */
@@ -63,5 +64,22 @@ export async function endProcessGroup(pgid: number, graceMs = 3000): Promise<voi
   while (groupAlive(pgid)) {
     if (Date.now() >= deadline) return signal('SIGKILL');
     await sleep(50);
+  }
+}
+
+/** The first executable file called `name` in the folders of `searchPath`, like `command -v`. */
+export function whichProgram(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
+  }
+  return undefined;
+}
+
+export function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
   }
 }

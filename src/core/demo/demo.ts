@@ -11,7 +11,7 @@ import { submitJob } from '../jobs/submit';
 import { LoopRunner } from '../loop/loopRunner';
 import type { LoopState } from '../loop/loopState';
 import { describeEndpoint } from '../messaging/brokerRecord';
-import { whichProgram } from '../sessions/program';
+import { whichProgram } from '../base/process';
 import type { SessionService } from '../sessions/sessionService';
 import type { SessionRole } from '../store/sessionSchema';
 import { LOOP_TASK, WORKER_TASK, type DemoPace, type DemoRole } from './demoProject';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { gitExec } from '../base/git';
+import { gitExec, gitThenWriteTree } from '../base/git';
 import { UsageError } from '../base/errors';
 
 /** What one review round reviewed: the base, the commit on top, and the whole working tree. */
@@ -80,36 +80,55 @@ export async function snapshotIdentity(checkout: string, base: string, keepAs?: 
 
 /**
  * The tree of the working tree as it stands (see snapshotIdentity), written through a temporary
- * index that starts from HEAD (or from `seedIndex`: see stageWorktree).
+ * index that starts from HEAD (or from `seedIndex`: see writeFreshTree).
  */
 export async function worktreeTree(checkout: string, options: { seedIndex?: string } = {}): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-index-'));
   try {
-    const index = path.join(dir, 'index');
-    await stageWorktree(checkout, index, { ...options, fresh: true });
-    return (await git(checkout, ['write-tree'], { GIT_INDEX_FILE: index })).trim();
+    return (await writeFreshTree(checkout, path.join(dir, 'index'), options)).tree;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /**
- * Brings `index` — an index file the caller owns, never the checkout's own — to the working tree as
- * it stands, MAM's own files left out; `git write-tree` with it as GIT_INDEX_FILE then gives the
- * snapshot tree. `fresh` starts it anew: from HEAD, so every changed file is hashed, or from a copy
- * of `seedIndex` (the checkout's own index file, only read), whose stat data lets `git add` hash
- * only the files changed since git last looked — what is staged there then counts, as it would
- * once written to disk anyway. A seed that is missing or that git cannot use falls back to HEAD.
- * Without `fresh`, an existing `index` is brought up to date in place (git rewrites it only when
- * something changed).
+ * What `git add --all --verbose` says it did to an index: the paths it took in or updated, and
+ * those it dropped (gone from the working tree). Undefined when a line does not read as either
+ * (a path with a line break in it): then nobody may rely on the lists.
  */
-export async function stageWorktree(checkout: string, index: string, options: { seedIndex?: string; fresh?: boolean } = {}): Promise<void> {
-  const env = { GIT_INDEX_FILE: index };
-  const addAll = (): Promise<string> => git(checkout, ['add', '--all', '--', '.', ...MAM_OWN_FILES], env);
-  if (!options.fresh && fs.existsSync(index)) {
-    await addAll();
-    return;
+export interface Staged {
+  added: string[];
+  removed: string[];
+}
+
+/**
+ * Brings `index` — an index file the caller owns, never the checkout's own, kept from an earlier
+ * `writeFreshTree` — to the working tree as it stands (in `folders` only, relative to the top, when
+ * nothing moved elsewhere), MAM's own files left out (git rewrites it only when something changed);
+ * `git write-tree` with it as GIT_INDEX_FILE then gives the snapshot tree. A folder git matches
+ * nothing in (only ignored files) fails the add: then the whole checkout. An index that is not there
+ * any more is started from HEAD.
+ */
+export async function stageWorktree(checkout: string, index: string, folders?: readonly string[]): Promise<Staged | undefined> {
+  const env = { GIT_INDEX_FILE: index, LC_ALL: 'C' };
+  if (folders?.length) {
+    const only = await gitExec(checkout, [...ADD_VERBOSE, '--', ...folders.map((f) => (f === '' ? '.' : `:(literal)${f}`)), ...MAM_OWN_FILES], { env });
+    if (only.exitCode === 0) return stagedBy(only.stdout);
   }
+  if (!fs.existsSync(index)) await git(checkout, ['read-tree', 'HEAD'], env);
+  return stagedBy(await git(checkout, [...ADD_ALL], env));
+}
+
+/**
+ * The snapshot tree of the working tree as it stands, through `index` (a file the caller owns,
+ * written anew): from HEAD, so every changed file is hashed, or from a copy of `seedIndex` (the
+ * checkout's own index file, only read), whose stat data lets `git add` hash only the files
+ * changed since git last looked — what is staged there then counts, as it would once written to
+ * disk anyway. A seed that is missing or that git cannot use falls back to HEAD. The `add` and
+ * the `write-tree` run from one process (gitThenWriteTree). With the tree, what the add did to the
+ * index it started from.
+ */
+export async function writeFreshTree(checkout: string, index: string, options: { seedIndex?: string } = {}): Promise<{ tree: string; staged: Staged | undefined }> {
   if (options.seedIndex !== undefined) {
     try {
       // The copy keeps the original's time (no later: read before the copy, to the millisecond
@@ -119,15 +138,37 @@ export async function stageWorktree(checkout: string, index: string, options: { 
       const { mtimeMs, atime } = await fs.promises.stat(options.seedIndex);
       await fs.promises.copyFile(options.seedIndex, index);
       await fs.promises.utimes(index, atime, new Date(Math.floor(mtimeMs)));
-      await addAll();
-      return;
+      return await addAllThenWriteTree(checkout, index);
     } catch {
       // No index yet (a fresh checkout), or one git cannot read from here (a split index): from HEAD.
     }
   }
   fs.rmSync(index, { force: true });
-  await git(checkout, ['read-tree', 'HEAD'], env);
-  await addAll();
+  await git(checkout, ['read-tree', 'HEAD'], { GIT_INDEX_FILE: index });
+  return addAllThenWriteTree(checkout, index);
+}
+
+// --verbose: git names what it took in and dropped (untranslated: LC_ALL=C), for stagedBy.
+const ADD_VERBOSE = ['add', '--all', '--verbose'] as const;
+const ADD_ALL = [...ADD_VERBOSE, '--', '.', ...MAM_OWN_FILES] as const;
+
+async function addAllThenWriteTree(checkout: string, index: string): Promise<{ tree: string; staged: Staged | undefined }> {
+  const r = await gitThenWriteTree(checkout, ADD_ALL, { env: { GIT_INDEX_FILE: index, LC_ALL: 'C' } });
+  const lines = r.stdout.replace(/\n$/, '').split('\n');
+  const tree = lines.pop()!;
+  if (r.exitCode !== 0 || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree)) throw new Error(`git add or write-tree failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
+  return { tree, staged: stagedBy(lines.join('\n')) };
+}
+
+function stagedBy(stdout: string): Staged | undefined {
+  const staged: Staged = { added: [], removed: [] };
+  for (const line of stdout.split('\n')) {
+    if (line === '') continue;
+    const m = /^(add|remove) '(.*)'$/.exec(line);
+    if (!m) return undefined;
+    (m[1] === 'add' ? staged.added : staged.removed).push(m[2]!);
+  }
+  return staged;
 }
 
 /** The paths that differ between two trees (what changed under a review). */

@@ -31,8 +31,8 @@ export class ChangeReader implements Disposable {
   private readonly ranges = new Map<string, LineRange[]>();
   private readonly indexes: SnapshotIndexes;
 
-  /** `keep: false`: one look only (snapshotIndexes.ts). */
-  constructor(options: { keep?: boolean } = {}) {
+  /** `persist`: one look only, the snapshot indexes kept on disk for the next process (snapshotIndexes.ts). */
+  constructor(options: { persist?: boolean } = {}) {
     this.indexes = new SnapshotIndexes(options);
   }
 
@@ -188,6 +188,19 @@ export class ChangeReader implements Disposable {
       }
     }));
     return wants.map((w) => new Map(w.files.map((f) => [f, this.ranges.get(key(w.base, w.tree, f))!])));
+  }
+
+  /** The line ranges known for `base → tree`, by file (for lookMemo.ts). */
+  knownRanges(base: string, tree: string): Record<string, LineRange[]> {
+    const prefix = `${base} ${tree} `;
+    const out: Record<string, LineRange[]> = {};
+    for (const [k, ranges] of this.ranges) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = ranges;
+    return out;
+  }
+
+  /** Line ranges of `base → tree` found by an earlier look (lookMemo.ts): not asked of git again. */
+  recallRanges(base: string, tree: string, byFile: Readonly<Record<string, LineRange[]>>): void {
+    for (const [file, ranges] of Object.entries(byFile)) this.ranges.set(`${base} ${tree} ${file}`, ranges);
   }
 
   /** Forgets what no current checkout uses, so a long-running watcher's memory stays bounded. */

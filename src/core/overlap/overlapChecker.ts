@@ -7,6 +7,7 @@ import type { SessionRow } from '../store/sessionSchema';
 import { ChangeReader } from './checkoutChanges';
 import { CheckoutWatches } from './checkoutWatches';
 import { CheckoutLocator, repositoryHeads, type CheckoutLocation, type RepositoryHeads } from './checkouts';
+import { readLookMemo, writeLookMemo, type LookMemo } from './lookMemo';
 import { MergePredictor } from './mergePrediction';
 import { carryOutcomes, skipCleanMerges, type MergeShortcuts } from './mergeShortcuts';
 import type { PathStatuses } from './nameStatus';
@@ -26,8 +27,10 @@ export interface OverlapCheckerOptions {
    */
   watch?: boolean | { maxFolders?: number; fullEveryMs?: number };
   /**
-   * One look only (`mam conflicts`, the MCP tool): nothing is kept for a next look, so what keeping
-   * needs is not read (snapshotIndexes.ts). A second look is exact, at a first look's cost.
+   * One look only (`mam conflicts`, the MCP tool): what the next process's look can use is left in
+   * the repository's git folders — each checkout's snapshot index (snapshotIndexes.ts) and the
+   * merges and line ranges found (lookMemo.ts) — so that a look after one change asks git about
+   * that change; the first look ever reads everything.
    */
   oneShot?: boolean;
 }
@@ -72,7 +75,7 @@ export class OverlapChecker implements Disposable {
     this.concurrency = Math.max(1, options.concurrency ?? Math.max(2, os.cpus().length) + 2);
     this.clock = options.clock ?? systemClock;
     this.oneShot = options.oneShot === true;
-    this.changes = new ChangeReader({ keep: !this.oneShot });
+    this.changes = new ChangeReader({ persist: this.oneShot });
     const watch = options.watch === true ? {} : options.watch || undefined;
     this.watches = watch && new CheckoutWatches({ clock: this.clock, ...watch });
     this.onDidMove = this.watches?.onDidMove ?? (() => ({ dispose() {} }));
@@ -104,6 +107,7 @@ export class OverlapChecker implements Disposable {
     const compared = new Map<string, { signature: string; pairs: OverlapPair[] }>();
     for (const [commonDir, byTop] of located.repositories) {
       if (byTop.size < 2) continue;
+      if (this.oneShot) this.recall(readLookMemo(commonDir));
       const found = await this.readRepository(commonDir, [...byTop.values()], skipped);
       checkouts.push(...found);
       // The same checkouts in the same state as at the last look (nothing moved): the same pairs.
@@ -112,6 +116,7 @@ export class OverlapChecker implements Disposable {
       const same = last?.signature === signature && !last.pairs.some((p) => p.merge_error !== undefined);
       compared.set(commonDir, same ? last : { signature, pairs: await this.comparePairs(found) });
       pairs.push(...compared.get(commonDir)!.pairs);
+      if (this.oneShot) writeLookMemo(commonDir, this.memoOf(found));
     }
     const unchanged = compared.size === this.compared.size && [...compared].every(([dir, c]) => this.compared.get(dir) === c);
     this.compared = compared;
@@ -130,6 +135,37 @@ export class OverlapChecker implements Disposable {
     pairs.sort((x, y) => cmp(x.a.checkout, y.a.checkout) || cmp(x.b.checkout, y.b.checkout));
     skipped.sort((x, y) => cmp(x.session, y.session));
     return { computed_at: isoOn(this.clock), checkouts, pairs, skipped };
+  }
+
+  /** What an earlier one-look checker found at this repository (lookMemo.ts): known, not asked again. */
+  private recall(memo: LookMemo): void {
+    // (Keys are two object IDs: lookMemo.ts reads nothing else.)
+    for (const [pair, conflicts] of Object.entries(memo.merges)) {
+      const [x = '', y = ''] = pair.split(' ');
+      this.merges.carry([x, y], { conflicts });
+    }
+    for (const [key, byFile] of Object.entries(memo.ranges)) {
+      const [base = '', tree = ''] = key.split(' ');
+      this.changes.recallRanges(base, tree, byFile);
+    }
+  }
+
+  /** What this look found at a repository that the next one-look checker can use: its merges and line ranges. */
+  private memoOf(checkouts: readonly CheckoutChanges[]): LookMemo {
+    const memo: LookMemo = { merges: {}, ranges: {} };
+    // In comparePairs' order: by checkout.
+    const commits = [...checkouts].sort((x, y) => cmp(x.checkout, y.checkout)).flatMap((c) => this.snapshotCommits.get(c.checkout) ?? []);
+    for (const [i, x] of commits.entries()) {
+      for (const y of commits.slice(i + 1)) {
+        const outcome = this.merges.known([x, y]);
+        if (outcome !== undefined && 'conflicts' in outcome) memo.merges[`${x} ${y}`] = outcome.conflicts;
+      }
+    }
+    for (const c of checkouts) {
+      const ranges = this.changes.knownRanges(c.base, c.tree);
+      if (Object.keys(ranges).length > 0) memo.ranges[`${c.base} ${c.tree}`] = ranges;
+    }
+    return memo;
   }
 
   /** Snapshot commits of this look, by checkout. */

@@ -1,8 +1,8 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../agents';
 import { AGENT_NAMES } from '../agents/adapter';
 import { UsageError } from '../base/errors';
+import { isExecutable, whichProgram } from '../base/process';
 import { isOneOf } from '../base/schema';
 import type { ResolvedConfig } from '../config/settings';
 
@@ -36,21 +36,4 @@ export function findProgram(program: string, cwd: string, searchPath: string): s
     return isExecutable(file) ? undefined : `agent command '${program}' is not an executable file`;
   }
   return whichProgram(program, searchPath) ? undefined : `agent command '${program}' was not found on PATH`;
-}
-
-/** The first executable file called `name` in the folders of `searchPath`, like `command -v`. */
-export function whichProgram(name: string, searchPath: string): string | undefined {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
-  }
-  return undefined;
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -20,7 +20,7 @@ export interface AtomicWriteOptions {
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `${tempPrefix(file)}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+  const temp = tempFileFor(file);
   let fd: number | undefined;
   try {
     fd = fs.openSync(temp, 'wx', options.mode ?? 0o644);
@@ -46,7 +46,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
  * existing file makes ext4 flush the new one's data: ~0.5 ms on these machines, docs/benchmarks.md).
  */
 export async function replaceFileOffLoop(file: string, data: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `${tempPrefix(file)}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+  const temp = tempFileFor(file);
   try {
     await fs.promises.writeFile(temp, data, { flag: 'wx', mode: 0o644 });
     await fs.promises.rename(temp, file);
@@ -72,6 +72,11 @@ export function removeStrayTemps(file: string): void {
 
 function tempPrefix(file: string): string {
   return `.${path.basename(file)}.tmp-`;
+}
+
+/** A temp file beside `file` that no other writer (this process or another) picks: `removeStrayTemps` finds it by its prefix. */
+export function tempFileFor(file: string): string {
+  return path.join(path.dirname(file), `${tempPrefix(file)}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
 }
 
 export function fsyncDirectory(dir: string): void {
