@@ -83,4 +83,36 @@ describe("job ledger: an event's record lands behind its audit line", () => {
       core.dispose();
     }
   });
+
+  it('an event that moves the job is announced once: a look at the job while its record lands (a watcher, a state message) announces nothing', async () => {
+    const core = buildCore(tempWorkspace(), { env: { ...process.env }, logger: new MemoryLogger(), cliPath: '/nonexistent/cli.js' });
+    const rename = fs.promises.rename;
+    try {
+      const { ledger } = core.jobs;
+      const { id, event } = await dispatchedSignedJob(ledger, 'ef'.repeat(16));
+      const announced: string[] = [];
+      ledger.onDidChangeJob(({ job }) => announced.push(`${job.state} ${job.seq}`));
+      // The record's rename starts, and waits until the test has looked.
+      let renaming!: () => void;
+      const renameStarted = new Promise<void>((resolve) => (renaming = resolve));
+      let letRenameGo!: () => void;
+      const gate = new Promise<void>((resolve) => (letRenameGo = resolve));
+      fs.promises.rename = async (...args: Parameters<typeof rename>) => {
+        renaming();
+        await gate;
+        return rename(...args);
+      };
+      const applying = ledger.applyEvent(event(1, 'started', 'on it'));
+      await renameStarted;
+      ledger.observe(id);
+      letRenameGo();
+      assert.equal((await applying).status, 'applied');
+      ledger.observe(id);
+      assert.deepEqual(announced, ['started 1'], 'the start announced once, by its applier');
+    } finally {
+      fs.promises.rename = rename;
+      core.dispose();
+    }
+  });
 });
+

@@ -274,6 +274,9 @@ export class JobLedger extends DisposableBase {
    * its fired) and announces the change here too, so this process's supervisor and views follow.
    */
   observe(jobId: string): void {
+    // This process is applying a change to it (its record lands under the job's lock, so no other
+    // process changed it meanwhile): that change is announced by its applier, once.
+    if (this.controlPlane.jobs.isLanding(jobId)) return;
     const job = this.controlPlane.jobs.get(jobId);
     if (!job || this.known.get(jobId) === fingerprint(job)) return;
     const before = this.known.get(jobId)?.split('|')[0];

@@ -6,7 +6,7 @@ import { isTerminal, JOB_STATES } from '../store/jobSchema';
 import type { HeartbeatRegistration, HeartbeatRegistry } from './heartbeatRegistry';
 import type { Disposable } from '../base/disposable';
 import { listenRelay } from './eventRelay';
-import { flushOutbox, publishJobEvent } from './publisher';
+import { flushOutbox, publishHeartbeat } from './publisher';
 import { QuickConnection, type QuickEndpoint } from './quickPublish';
 
 export interface HeartbeatServiceOptions {
@@ -33,6 +33,8 @@ interface Served {
   /** The job record's mtime when last read, and whether the job had ended then. */
   seenMtimeMs: number;
   ended: boolean;
+  /** Its outbox holds the agent's last word (completed, error), though its record may not say so yet. */
+  lastWord: boolean;
   publishing: boolean;
 }
 
@@ -106,12 +108,12 @@ export class HeartbeatService {
       const known = this.served.get(reg.job);
       // A newer `started` of the job (another agent process, another N) starts its count again.
       if (!known || known.reg.watch_pid !== reg.watch_pid || known.reg.every_s !== reg.every_s) {
-        this.served.set(reg.job, { reg, nextAt: now + reg.every_s * 1000, seenMtimeMs: -1, ended: false, publishing: known?.publishing ?? false });
+        this.served.set(reg.job, { reg, nextAt: now + reg.every_s * 1000, seenMtimeMs: -1, ended: false, lastWord: false, publishing: known?.publishing ?? false });
         if (!known && this.relay) this.flush(reg.job);
       }
     }
     for (const s of [...this.served.values()]) {
-      if (!isAlive(s.reg.watch_pid) || this.ended(s)) {
+      if (!isAlive(s.reg.watch_pid) || s.lastWord || this.ended(s)) {
         this.served.delete(s.reg.job);
         await registry.remove(s.reg).catch(() => undefined);
       } else if (now >= s.nextAt && !s.publishing) {
@@ -154,12 +156,14 @@ export class HeartbeatService {
       const connection = endpoint && this.connectionTo(endpoint);
       // A `mam event`'s own budget (1 s), not more: the publish holds the job's outbox lock, and the
       // agent's next event waits for it; an undelivered heartbeat goes out with the next event.
-      const r = await publishJobEvent({
-        workspace: this.options.registry.paths.workspace, jobId: s.reg.job, event: 'heartbeat', sender: s.reg.sender, endpoint,
+      const r = await publishHeartbeat({
+        workspace: this.options.registry.paths.workspace, jobId: s.reg.job, sender: s.reg.sender, endpoint,
         retryBudgetMs: Math.min(s.reg.every_s * 1000, 1000), ...(connection ? { connection } : {}),
       });
+      // The agent had its last word: no heartbeat follows it, and the next check drops the job.
+      if (r === undefined) s.lastWord = true;
       // Not delivered: the event waits in the outbox (it goes with the next one); a fresh connection then.
-      if (!r.delivered) this.dropConnection();
+      else if (!r.delivered) this.dropConnection();
     } catch {
       // the job vanished meanwhile: the next check drops it
     } finally {

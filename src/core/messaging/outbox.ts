@@ -4,7 +4,7 @@ import { fsyncOffLoop, readIfExists } from '../store/atomicFile';
 import { isErrnoException } from '../base/errors';
 import { parseJsonLines } from '../base/jsonLines';
 import { lazy, lit, obj } from '../base/schema';
-import { eventSchema, type EventPayload } from './protocol';
+import { eventSchema, isFinal, type EventPayload } from './protocol';
 
 /** A line of the outbox: one event as it was sent (built on first use, as read only with a backlog). */
 const outboxLine = /* @__PURE__ */ lazy(() => obj({ t: lit('event'), payload: eventSchema }));
@@ -13,7 +13,8 @@ const outboxLine = /* @__PURE__ */ lazy(() => obj({ t: lit('event'), payload: ev
  * A job's outbox, `.mam/jobs/<id>/outbox.ndjson`: every event its publishers sent, appended (and
  * fsynced) before it goes to the broker. Two small files beside it are caches, rebuilt from the
  * outbox if they are ever lost or torn: `seq`, the highest seq allocated, and `acked`, the seq up
- * to which the broker has acknowledged every event. Publishers hold the job's outbox lock across
+ * to which the broker has acknowledged every event. A third, `ended`, holds the seq of the agent's
+ * last word on the job (completed, error) once one was appended. Publishers hold the job's outbox lock across
  * allocate → append → publish → acknowledge and always send any backlog first, so acknowledged
  * events form a prefix and one job's events reach the broker in seq order.
  */
@@ -21,11 +22,13 @@ export class JobOutbox {
   readonly file: string;
   private readonly seqFile: string;
   private readonly ackedFile: string;
+  private readonly endedFile: string;
 
   constructor(readonly jobDir: string) {
     this.file = path.join(jobDir, 'outbox.ndjson');
     this.seqFile = path.join(jobDir, 'seq');
     this.ackedFile = path.join(jobDir, 'acked');
+    this.endedFile = path.join(jobDir, 'ended');
   }
 
   /** The highest seq ever allocated (0 when none). */
@@ -65,6 +68,7 @@ export class JobOutbox {
     } finally {
       fs.closeSync(fd);
     }
+    this.noteFinal(payload);
   }
 
   /**
@@ -79,6 +83,21 @@ export class JobOutbox {
     } finally {
       fs.closeSync(fd);
     }
+    this.noteFinal(payload);
+  }
+
+  /**
+   * Whether the outbox holds the agent's last word on the job (asked under the outbox lock). The
+   * `ended` counter is written after such an event's append and before anything publishes it, so
+   * an event it missed (a process that died between the two) is still unacknowledged: the backlog
+   * read then, only when there is one, finds it.
+   */
+  hasEnded(): boolean {
+    return fs.existsSync(this.endedFile) || this.pending().some(isFinal);
+  }
+
+  private noteFinal(payload: EventPayload): void {
+    if (isFinal(payload)) writeCounter(this.endedFile, payload.seq);
   }
 
   /** Records that the broker acknowledged every event up to `seq`. */

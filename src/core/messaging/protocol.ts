@@ -19,6 +19,11 @@ export function isEventName(name: string): name is EventName {
   return EVENT_NAMES.some((e) => e === name);
 }
 
+/** Whether an event is its agent's last word on the job: it ends the job (completed, or failed by an error). */
+export function isFinal(p: { event: EventName }): boolean {
+  return p.event === 'completed' || p.event === 'error';
+}
+
 /** Payloads above this are dropped before they are parsed. */
 export const MAX_PAYLOAD_BYTES = 512 * 1024;
 export const MAX_DETAIL_CHARS = 16 * 1024;

@@ -50,6 +50,20 @@ export interface PublishResult {
  * the retry budget the event stays in the outbox, safe, for the monitor to drain.
  */
 export async function publishJobEvent(req: PublishRequest): Promise<PublishResult> {
+  return (await publishUnlessEnded(req, false))!;
+}
+
+/**
+ * A heartbeat from the host's heartbeat service: published as `publishJobEvent` publishes, but
+ * only while the agent has not had its last word. A heartbeat due as the agent's `completed` lands
+ * (in the outbox, not yet applied anywhere) would follow it and be kept as a late event of the
+ * finished job: then nothing is appended, and undefined says the job ended.
+ */
+export async function publishHeartbeat(req: Omit<PublishRequest, 'event' | 'detail' | 'heartbeat' | 'reportFile'>): Promise<PublishResult | undefined> {
+  return publishUnlessEnded({ ...req, event: 'heartbeat' }, true);
+}
+
+async function publishUnlessEnded(req: PublishRequest, unlessEnded: boolean): Promise<PublishResult | undefined> {
   const prepared = prepare(req);
   const { paths, outbox } = prepared;
   const topic = topics.events(workspaceIdOf(req.workspace), req.jobId);
@@ -64,6 +78,7 @@ export async function publishJobEvent(req: PublishRequest): Promise<PublishResul
   }
   try {
     return await withLock(paths.lock(`outbox-${req.jobId}`), async () => {
+      if (unlessEnded && outbox.hasEnded()) return undefined;
       const { payload, backlog } = await appendUnderLock(req, prepared);
       const connection = own ?? req.connection;
       if (!connection) return { payload, delivered: false, flushed: 0, problem: 'no broker is configured or running' };
