@@ -11,7 +11,7 @@ import * as path from 'node:path';
 const ALLOWED: Readonly<Record<string, { uses: number; why: string }>> = {
   'base/process.ts': { uses: 3, why: 'sleep() and the kill grace: process-level waits on real OS processes' },
   'base/git.ts': { uses: 1, why: "a process-wide cache of git's hardening flags, aged in real time" },
-  'store/lock.ts': { uses: 5, why: "lock staleness is compared with another process's writes (file mtime, wall clock); the retry waits on other processes" },
+  'store/lock.ts': { uses: 6, why: "lock staleness is compared with another process's writes (file mtime, wall clock); the retry waits on other processes, and the wait for this process's earlier callers is bounded by the same timeout" },
   'store/sessionRegistry.ts': { uses: 2, why: "session rows' updated_at is read by other processes (reconcile, recovery); a corrupt file's name" },
   'store/jobStore.ts': { uses: 1, why: 'update() is on no engine path (the ledger stamps what it writes with the engine clock); the store has no clock' },
   'mux/inject.ts': { uses: 19, why: "typing into a real pane: polls a real program's screen, in real time" },

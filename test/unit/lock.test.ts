@@ -77,23 +77,53 @@ describe('cross-process lock', () => {
     }
   });
 
+  it("takes a lock in the order this process's callers asked for it: a caller backing off is not overtaken by one that asks as the lock comes free", async () => {
+    const order: string[] = [];
+    const release = await acquire(lockDir);
+    const first = withLock(lockDir, () => void order.push('first'));
+    await new Promise((r) => setImmediate(r)); // the first caller has looked and is waiting
+    // Let go and ask again in the same turn of the event loop: the file is free, and the first
+    // caller is asleep between two looks.
+    release();
+    const second = withLock(lockDir, () => void order.push('second'));
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ['first', 'second']);
+  });
+
+  it('a caller that gives up waiting for its turn keeps the order of the others: the next one takes the lock once it is free', async () => {
+    const release = await acquire(lockDir);
+    const impatient = acquire(lockDir, { timeoutMs: 50, what: 'the test resource' });
+    const patient = withLock(lockDir, () => 'got it', { timeoutMs: 10_000 });
+    await assert.rejects(impatient, (e: unknown) => e instanceof LockTimeoutError && e.message.includes(`process ${process.pid} on`));
+    release();
+    assert.equal(await patient, 'got it');
+    assert.equal(fs.existsSync(lockDir), false, 'released');
+  });
+
   it('a holder that went silent past the stale time and was taken over leaves the new holder its lock when it lets go', async () => {
-    // A holds the lock and never refreshes it within staleMs (its refresh runs every 250 ms at least);
-    // B takes it over as stale. A's release comes after a third of staleMs, so it must read the lock
-    // back and see it is B's now, not remove it.
+    // A (this process) holds the lock and does not refresh it within staleMs (its refresh runs every
+    // 250 ms at least); B, another process, takes it over as stale. A's release comes after a third
+    // of staleMs, so it must read the lock back and see it is B's now, not remove it.
     const staleMs = 90;
     const releaseA = await acquire(lockDir, { staleMs });
-    const releaseB = await acquire(lockDir, { staleMs, timeoutMs: 5000 });
+    const b = execa(process.execPath, ['-r', 'esbuild-register', path.join(REPO_ROOT, 'test/fixtures/lockHolder.ts'), lockDir, String(staleMs)], { reject: false });
     try {
+      const tokenB = await new Promise<string>((resolve, reject) => {
+        b.stdout!.on('data', (chunk: Buffer) => {
+          const m = /locked (\S+)/.exec(chunk.toString());
+          if (m) resolve(m[1]!);
+        });
+        void b.then((r) => reject(new Error(`B exited early: ${r.stderr}`)));
+      });
       const held = () => (JSON.parse(fs.readFileSync(lockDir, 'utf8')) as { token: string }).token;
-      const tokenB = held();
+      assert.equal(held(), tokenB, "B took A's silent lock over");
       releaseA();
       assert.ok(fs.existsSync(lockDir), "A's release left B's lock in place");
       assert.equal(held(), tokenB);
     } finally {
-      releaseB();
+      b.kill('SIGKILL');
+      await b;
     }
-    assert.equal(fs.existsSync(lockDir), false, 'B released it');
   });
 
   it('takes over at once from a holder killed with SIGKILL, long before the stale time', async () => {

@@ -170,12 +170,23 @@ export class JobEngine extends DisposableBase {
     }
   }
 
-  /** Every second of the engine's clock: all outboxes while the broker is away, the active jobs' while it is here. */
+  /**
+   * Every second of the engine's clock: all outboxes while the broker is away, the active jobs' while
+   * it is here. One check at a time: a check still waiting for a job's lock is not joined by another
+   * each second (they piled up behind a busy job and took its lock from its delivery: CI, stop 37).
+   */
   private pollOutboxes(connected: boolean): void {
     if (!connected) void this.drain();
-    else void this.bus?.drainActive().catch((err: unknown) => this.deps.logger.warn(`outbox check: ${errorMessage(err)}`));
+    else if (!this.checking && this.bus) {
+      this.checking = true;
+      void this.bus
+        .drainActive()
+        .catch((err: unknown) => this.deps.logger.warn(`outbox check: ${errorMessage(err)}`))
+        .finally(() => (this.checking = false));
+    }
   }
 
+  private checking = false;
   private draining = false;
 
   private async drain(): Promise<void> {

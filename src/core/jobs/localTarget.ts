@@ -1,4 +1,5 @@
 import { isoOn } from '../base/clock';
+import { errorMessage } from '../base/errors';
 import { waitForEvent } from '../base/emitter';
 import { DeliveryError } from '../mux/inject';
 import { isTerminal, type JobRecord } from '../store/jobSchema';
@@ -46,18 +47,24 @@ export async function deliverJob(
     fields: { dispatched_at: isoOn(engine.clock), delivery: 'pending', target: { kind: 'local', name: live.name, mux: live.mux, server: live.server, pane: live.target, pane_pid: live.pid } },
   });
   if (!dispatched) return notDelivered(controlPlane.jobs.require(id), true);
+  let report;
   try {
-    const report = await sessions.deliver(live, injectedLine(id, briefPath));
-    const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: isoOn(engine.clock) });
-    // An agent that names its own conversation (codex) writes it at its first message: record it
-    // now, so the session can be resumed even if its server dies before a stop.
-    if (!live.conversation_id) await sessions.learnConversation(live.name, { boundMs: 10_000 });
-    return { job, delivered: true, claimedElsewhere: false };
+    report = await sessions.deliver(live, injectedLine(id, briefPath));
   } catch (err) {
     if (!(err instanceof DeliveryError)) throw err;
     const job = (await engine.ledger.transition(id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), fields: { delivery: 'failed' }, note: err.message, ...(err.screenText ? { screen: err.screenText } : {}) })) ?? controlPlane.jobs.require(id);
     return notDelivered(job);
   }
+  // Typed: the job is the agent's now, whatever its bookkeeping here comes to. A note that cannot
+  // be written (the job's lock busy past its wait) is said, and ends nothing.
+  const job = await engine.ledger.patch(id, { delivery: report.submitted === 'unconfirmed' ? 'unconfirmed' : 'typed', delivered_at: isoOn(engine.clock) }).catch((err: unknown) => {
+    engine.deps.logger.warn(`job ${id}: delivered, but could not note it: ${errorMessage(err)}`);
+    return controlPlane.jobs.require(id);
+  });
+  // An agent that names its own conversation (codex) writes it at its first message: record it
+  // now, so the session can be resumed even if its server dies before a stop.
+  if (!live.conversation_id) await sessions.learnConversation(live.name, { boundMs: 10_000 }).catch((err: unknown) => engine.deps.logger.warn(`session ${live.name}: its conversation is not known yet: ${errorMessage(err)}`));
+  return { job, delivered: true, claimedElsewhere: false };
 }
 
 async function cancel(engine: JobEngine, id: string, reason: string, note: string): Promise<JobRecord> {

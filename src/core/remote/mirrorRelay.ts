@@ -10,7 +10,7 @@ import { errorMessage } from '../base/errors';
 import type { JobEngine } from '../jobs/jobEngine';
 import { REASONS } from '../jobs/lifecycle';
 import { JobOutbox } from '../messaging/outbox';
-import { topics, type EventPayload } from '../messaging/protocol';
+import { isFinal, topics } from '../messaging/protocol';
 import { publishJobEvent } from '../messaging/publisher';
 import { isTerminal, type JobRecord, type MirrorOrigin } from '../store/jobSchema';
 
@@ -135,9 +135,4 @@ export class MirrorRelay {
       else unrefTimer(engine.clock.setTimeout(() => this.announce(job), SUBMITTER_ACK_WAIT_MS));
     }
   }
-}
-
-/** The agent's own last word on a job. */
-export function isFinal(p: EventPayload): boolean {
-  return p.event === 'completed' || p.event === 'error';
 }

@@ -20,13 +20,13 @@ import { deliverJob } from '../jobs/localTarget';
 import { titleFromTask } from '../jobs/title';
 import { connectClient, uniqueClientId } from '../messaging/mqttClient';
 import { JobOutbox } from '../messaging/outbox';
-import { parseUntrusted, topics, validateState, verifySignature, type StatePayload } from '../messaging/protocol';
+import { isFinal, parseUntrusted, topics, validateState, verifySignature, type StatePayload } from '../messaging/protocol';
 import { readJobToken } from '../store/jobToken';
 import { newJobRecord } from '../store/newJobRecord';
 import { cancelTopics, dispatchSecretOf, dispatchTopics, expiresAt, readCancel, readDispatch, RefusedDispatch, type CancelPayload, type DispatchPayload, type Refusal } from './dispatchMessage';
 import { PresenceSpeaker } from './presenceSpeaker';
 import { SeenDispatches } from './seenDispatches';
-import { isFinal, MirrorRelay } from './mirrorRelay';
+import { MirrorRelay } from './mirrorRelay';
 
 
 export interface RemoteRunnerOptions {
@@ -307,7 +307,8 @@ export class RemoteRunner extends DisposableBase {
     } catch (err) {
       // Whatever went wrong, the job must end here, so that the submitter hears of it.
       engine.deps.logger.error(`runner ${this.name}: job ${job.id}: delivery failed: ${errorMessage(err)}`);
-      await engine.ledger.transition(job.id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state), note: `delivery failed: ${errorMessage(err)}` });
+      // One its agent has taken up was delivered: it goes on, and ends as its agent or its timers say.
+      await engine.ledger.transition(job.id, 'cancelled', REASONS.notDelivered, { when: (j) => !isTerminal(j.state) && !j.started_at, note: `delivery failed: ${errorMessage(err)}` });
     }
   }
 

@@ -88,10 +88,65 @@ interface Hold {
   keepFresh(): void;
 }
 
+/**
+ * Per lock file, the turn of this process's last caller: the next one waits for it before it looks
+ * at the file, so this process's callers take a lock in the order they asked for it. Without it a
+ * caller that has backed off loses to every newcomer that tries while the lock is free: a runner's
+ * delivery waited out its 30 s behind its own process's heartbeats and outbox checks (CI, stop 37).
+ */
+const turns = new Map<string, Promise<void>>();
+
 async function take(lockFile: string, options: LockOptions): Promise<Hold> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const deadline = Date.now() + timeoutMs;
+  const before = turns.get(lockFile);
+  let ended!: () => void;
+  const mine = new Promise<void>((resolve) => (ended = resolve));
+  turns.set(lockFile, mine);
+  const passTurn = (): void => {
+    if (turns.get(lockFile) === mine) turns.delete(lockFile);
+    ended();
+  };
+  let hold: Hold;
+  try {
+    if (before && !(await turnWithin(before, timeoutMs))) throw timedOut(lockFile, timeoutMs, options);
+    hold = await takeFile(lockFile, deadline, options);
+  } catch (err) {
+    // Whoever asked after this caller still waits for those who asked before it.
+    if (before) void before.then(passTurn);
+    else passTurn();
+    throw err;
+  }
+  return {
+    keepFresh: hold.keepFresh,
+    release: () => {
+      hold.release();
+      passTurn();
+    },
+  };
+}
+
+/** Resolves true once `turn` has passed, false after `ms` if it has not. */
+async function turnWithin(turn: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([turn.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function timedOut(lockFile: string, timeoutMs: number, options: LockOptions): LockTimeoutError {
+  const owner = readOwner(lockFile);
+  const who = owner ? `process ${owner.pid} on ${owner.host} since ${owner.since}` : 'another process';
+  return new LockTimeoutError(`${options.what ?? lockFile} is locked by ${who}; waited ${Math.round(timeoutMs / 1000)} s (lock: ${lockFile})`);
+}
+
+/** Takes the lock file itself (its turn in this process come), or throws at `deadline`. */
+async function takeFile(lockFile: string, deadline: number, options: LockOptions): Promise<Hold> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   let backoff = 1;
   let tookOver = false;
   for (;;) {
@@ -105,11 +160,7 @@ async function take(lockFile: string, options: LockOptions): Promise<Hold> {
       tookOver = true;
       continue;
     }
-    if (Date.now() >= deadline) {
-      const owner = readOwner(lockFile);
-      const who = owner ? `process ${owner.pid} on ${owner.host} since ${owner.since}` : 'another process';
-      throw new LockTimeoutError(`${options.what ?? lockFile} is locked by ${who}; waited ${Math.round(timeoutMs / 1000)} s (lock: ${lockFile})`);
-    }
+    if (Date.now() >= deadline) throw timedOut(lockFile, timeoutMs, options);
     await sleep(backoff + Math.random() * backoff);
     backoff = Math.min(backoff * 2, 20);
   }
