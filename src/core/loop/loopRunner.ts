@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { dateOn, isoOn, type Clock } from '../base/clock';
 import { DisposableBase } from '../base/disposable';
 import { Emitter } from '../base/emitter';
-import { ExitCode, LockTimeoutError, UsageError, errorMessage, exitCodeOf } from '../base/errors';
+import { ExitCode, UsageError, errorMessage, exitCodeOf } from '../base/errors';
 import { newJobId, printable } from '../base/ids';
 import type { Logger } from '../base/log';
 import { agrees, moveParent, outcomeText, type CompositeRequest } from '../jobs/compositeJobs';
@@ -12,10 +12,10 @@ import { isTerminal, type JobRecord } from '../store/jobSchema';
 import { REASONS } from '../jobs/lifecycle';
 import { submitJob, waitForEnd, type SubmitResult } from '../jobs/submit';
 import { loopStepTitle, titleFromTask } from '../jobs/title';
-import { acquire } from '../store/lock';
 import { isAlive } from '../base/process';
 import { addressPrompt, endLoopJob, judgePrompt, loopJobOptions, loopJobSubmitOptions, workPrompt } from './jobLoop';
 import { canMoveLoop, canMoveRound, LoopTransitionError, nextAfter, type RoundStatus } from './loopLifecycle';
+import { LoopLocks } from './loopLocks';
 import { challengePrompt, fixPrompt, implementPrompt, planPrompt, revisePrompt, reviewPrompt } from './loopPrompts';
 import { checkSessionsFree, LoopNotStartedError, loopOptionsOf, type LoopRequest } from './loopRequest';
 import { LoopStore, type LoopOptions, type LoopRound, type LoopState, type LoopStep } from './loopState';
@@ -40,6 +40,7 @@ export class LoopRunner extends DisposableBase {
   private readonly progress = this._register(new Emitter<{ loop: LoopState; message: string }>());
   readonly onDidProgress = this.progress.event;
   readonly loops: LoopStore;
+  private readonly locks: LoopLocks;
   private saving: Promise<void> = Promise.resolve();
 
   constructor(
@@ -49,12 +50,13 @@ export class LoopRunner extends DisposableBase {
   ) {
     super();
     this.loops = new LoopStore(engine.deps.controlPlane.paths, clock);
+    this.locks = new LoopLocks(engine.deps.controlPlane.paths, logger);
   }
 
   /** Validates, takes the checkout's loop lock, and runs a new loop (or resumes the same unfinished one). */
   async start(req: LoopRequest): Promise<LoopState> {
     const options = await loopOptionsOf(this.engine, req);
-    const release = await this.lockCheckout(options.checkout);
+    const release = await this.locks.forCheckout(options.checkout);
     try {
       const unfinished = this.unfinishedOn(options);
       if (unfinished) return await this.run(unfinished, 'resuming');
@@ -72,7 +74,7 @@ export class LoopRunner extends DisposableBase {
    */
   async prepare(req: LoopRequest): Promise<LoopState> {
     const options = await loopOptionsOf(this.engine, req);
-    const release = await this.lockCheckout(options.checkout);
+    const release = await this.locks.forCheckout(options.checkout);
     try {
       const unfinished = this.unfinishedOn(options);
       if (unfinished) return unfinished;
@@ -100,7 +102,7 @@ export class LoopRunner extends DisposableBase {
    */
   async submitLoopJob(req: CompositeRequest): Promise<SubmitResult> {
     const state = this.newState(await loopJobOptions(this.engine, req));
-    const release = await this.lockFor(state);
+    const release = await this.locks.forLoop(state);
     try {
       const ended = await this.run(state, 'starting');
       return { job: this.engine.deps.controlPlane.jobs.require(state.job!.id), exitCode: exitCodeOf(ended.exit_code, ExitCode.failed) };
@@ -122,7 +124,7 @@ export class LoopRunner extends DisposableBase {
     const state = this.loops.get(id);
     if (!state) throw new UsageError(`unknown loop '${id}'`);
     if (state.status !== 'running') throw new UsageError(`loop ${id} has ended (${state.status}); nothing to resume`);
-    const release = await this.lockFor(state);
+    const release = await this.locks.forLoop(state);
     try {
       return await this.run(state, 'resuming');
     } finally {
@@ -394,24 +396,6 @@ export class LoopRunner extends DisposableBase {
   private say(state: LoopState, message: string): void {
     this.logger.info(message);
     this.progress.fire({ loop: state, message });
-  }
-
-  /** One loop per checkout (a `--type loop` job: per loop), a lock held for the loop's whole run. */
-  private lockFor(state: LoopState): Promise<() => void> {
-    return state.job ? this.lock(`loop-${state.id}`, `the loop ${state.id}`) : this.lockCheckout(state.checkout);
-  }
-
-  private lockCheckout(checkout: string): Promise<() => void> {
-    return this.lock(`loop-${createHash('sha256').update(checkout).digest('hex').slice(0, 16)}`, `the checkout ${checkout}`);
-  }
-
-  private async lock(name: string, what: string): Promise<() => void> {
-    try {
-      return await acquire(this.engine.deps.controlPlane.paths.lock(name), { timeoutMs: 0, what, logger: this.logger });
-    } catch (err) {
-      if (err instanceof LockTimeoutError) throw new LoopNotStartedError(`another loop is running on ${what}: ${err.message}`);
-      throw err;
-    }
   }
 }
 
