@@ -27,7 +27,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { JobOutbox } from '../../src/core/messaging/outbox';
-import type { EventPayload } from '../../src/core/messaging/protocol';
+import { topics, workspaceIdOf, type EventPayload } from '../../src/core/messaging/protocol';
 import type { AuditEntry } from '../../src/core/store/auditLog';
 import { CLI, FAKE_AGENT, tempDir, until } from '../support/helpers';
 import { jobFixture, type JobFixture } from '../support/jobs';
@@ -37,6 +37,7 @@ import type { WatchedProcess } from '../support/helpers';
 import { itNeeds } from '../support/needs';
 
 const SECRET = randomBytes(24).toString('hex');
+const WATCH_EVENT = path.join(__dirname, '../support/watchEvent.ts');
 
 describe('faults: two hosts, one broker, a partition (network namespaces)', function () {
   this.timeout(120_000);
@@ -136,6 +137,13 @@ describe('faults: two hosts, one broker, a partition (network namespaces)', func
     }
     assert.equal(submitter.code, undefined, `the submitter gave up during the partition: ${submitter.stdout}${submitter.stderr}`);
 
+    // The runner's relay of the agent's last word, watched on the runner host (the submitter cannot
+    // hear it): the link comes back only once it has gone through the broker, or the submitter could
+    // reconnect in time to hear it live, before the events it missed (CI, stop 38).
+    const relayed = hosts.spawn(runnerHost, [process.execPath, '-r', require.resolve('esbuild-register'), WATCH_EVENT, JSON.stringify({ endpoint, topic: topics.events(workspaceIdOf(sw.workspace), id), event: 'completed', timeoutMs: 60_000 })], { cwd: rw.workspace, env: rw.env });
+    procs.push({ name: 'the watch for the relayed completed', p: relayed });
+    await relayed.waitFor(/^subscribed$/m);
+
     // Still cut off: the agent goes on and finishes, as an agent does (the same CLI, on the runner host).
     const progress = await onRunnerHost(['event', 'progress', '--job', id, '--workspace', rw.workspace, '--detail', 'half way, while the submitter is cut off']);
     assert.equal(progress.exitCode, 0, progress.stderr);
@@ -147,6 +155,7 @@ describe('faults: two hosts, one broker, a partition (network namespaces)', func
     const mirror = rw.controlPlane.jobs.get(id)!;
     assert.deepEqual([mirror.state, mirror.reason, mirror.target?.name], ['completed', null, 'S']);
     assert.equal(runner.code, undefined, 'the runner waits for its submitter');
+    await relayed.waitFor(/^heard completed seq \d+$/m, 20_000);
     assert.equal(sw.controlPlane.jobs.get(id)!.state, 'started', 'the submitter heard nothing of the end while cut off');
 
     // The link comes back: the submitter reconnects, then must end the job.
