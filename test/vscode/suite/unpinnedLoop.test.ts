@@ -9,6 +9,7 @@ import { NO_SNAPSHOT } from '../../../src/views/loops/snapshotDocuments';
 import { isHostMessage } from '../../../src/webview/reportProtocol';
 import { Prompts } from './prompts';
 import { cleanUp, fakeAgentCommand, mamApi, REPO_ROOT } from './support';
+import { waitFor } from '../waitFor';
 
 /**
  * A `mam job submit --type loop` job runs as a loop whose rounds pin no snapshot (its reviewer
@@ -39,6 +40,9 @@ describe('a `--type loop` job in VS Code: rounds without a snapshot', function (
     assert.ok(loop.job, 'the loop carries the job');
     assert.deepEqual([loop.status, loop.rounds.map((r) => r.identity.tree)], ['passed', ['', '']]);
     loopId = loop.id;
+    // Its pass is announced once the extension sees the loop's state (a file watch, after the CLI
+    // exits): waited for here, so that it never falls among the messages a test below counts.
+    await waitFor('the loop’s own notification', () => api.notifier.shown.find((n) => n.kind === 'loop' && n.loopId === loopId), 30_000);
   });
   after(async () => {
     prompts.restore();
