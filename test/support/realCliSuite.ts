@@ -62,7 +62,8 @@ export function describeRealCli(spec: RealCliSpec): void {
         } catch {
           screen = '(no pane)';
         }
-        throw new Error(`job for ${session}: exit ${r.exitCode}\n${r.stdout}\n${r.stderr}\n${logs}\n--- the pane now ---\n${screen}`);
+        const served = id ? server.entries().filter((e) => e.job === id).map((e) => JSON.stringify(e)).join('\n') : '';
+        throw new Error(`job for ${session}: exit ${r.exitCode}\n${r.stdout}\n${r.stderr}\n${logs}\n--- the pane now ---\n${screen}\n--- what the model server answered for it ---\n${served}`);
       }
       return JSON.parse(r.stdout) as { id: string; state: string; usage?: JobUsage | null };
     };
