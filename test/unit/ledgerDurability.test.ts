@@ -1,7 +1,12 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { newJobId } from '../../src/core/base/ids';
 import { MemoryLogger } from '../../src/core/base/log';
 import { buildCore } from '../../src/core/core';
+import type { JobLedger } from '../../src/core/jobs/jobLedger';
+import { signatureOf, type EventPayload } from '../../src/core/messaging/protocol';
+import { newJobRecord } from '../../src/core/store/newJobRecord';
 import { tempWorkspace } from '../support/helpers';
 import { dispatchedSignedJob } from '../support/signedJob';
 
@@ -116,3 +121,59 @@ describe("job ledger: an event's record lands behind its audit line", () => {
   });
 });
 
+
+describe('job ledger: a change is announced once, by the process that made it', () => {
+  /** A signed job of this process on session a1's pane, dispatched and started. */
+  async function startedLocalJob(ledger: JobLedger, token: string) {
+    const id = newJobId();
+    const target = { kind: 'local' as const, name: 'a1', mux: 'tmux' as const, server: 'srv', pane: '%1', pane_pid: 4242 };
+    await ledger.register(newJobRecord({ id, session: 'a1', type: 'direct', target, timers: { start_timeout_s: 10, heartbeat_s: 5, idle_timeout_s: 20, timeout_s: 600 }, owner: { pid: process.pid, host: os.hostname(), token: 'me' } }), token);
+    await ledger.transition(id, 'dispatched', null);
+    const event = (seq: number, name: EventPayload['event'], detail: string): EventPayload => {
+      const p: EventPayload = { v: 1, job_id: id, event: name, seq, ts: new Date().toISOString(), sender: 'a1', detail };
+      return { ...p, sig: signatureOf(p, token) };
+    };
+    assert.equal((await ledger.applyEvent(event(1, 'started', 'on it'))).status, 'applied');
+    return { id, event };
+  }
+
+  it('a look at the job between its lock and its announcement (its session being freed) announces nothing; a change another process made meanwhile is announced after', async () => {
+    const core = buildCore(tempWorkspace(), { env: { ...process.env }, logger: new MemoryLogger(), cliPath: '/nonexistent/cli.js' });
+    const sessions = core.controlPlane.sessions;
+    const mutate = sessions.mutate;
+    try {
+      const { ledger } = core.jobs;
+      const { id, event } = await startedLocalJob(ledger, 'ab'.repeat(16));
+      const announced: string[] = [];
+      ledger.onDidChangeJob(({ job, previous }) => announced.push(`${previous} → ${job.state}${job.detail === 'noted elsewhere' ? ' (noted elsewhere)' : ''}`));
+      // Freeing the session (after the job's lock, before the announcement) waits until the test has looked.
+      let freeing!: () => void;
+      const freeingStarted = new Promise<void>((resolve) => (freeing = resolve));
+      let letGo!: () => void;
+      const gate = new Promise<void>((resolve) => (letGo = resolve));
+      sessions.mutate = (async (...args: Parameters<typeof mutate>) => {
+        freeing();
+        await gate;
+        return mutate.apply(sessions, args);
+      }) as typeof mutate;
+      const completed = event(2, 'completed', 'done');
+      const applying = ledger.applyEvent(completed);
+      await freeingStarted;
+      // The same event again (the broker's copy beside the outbox's): a duplicate, whose applier looks at the job.
+      assert.equal((await ledger.applyEvent(completed, 'disk')).status, 'duplicate');
+      ledger.observe(id);
+      assert.deepEqual(announced, [], 'nothing announced before its applier does');
+      // Another process changes the record meanwhile (it takes the lock the applier let go).
+      await core.controlPlane.jobs.update(id, (j) => ({ ...j, detail: 'noted elsewhere', updated_at: new Date(Date.now() + 1000).toISOString() }));
+      ledger.observe(id);
+      letGo();
+      assert.equal((await applying).status, 'applied');
+      assert.deepEqual(announced, ['started → completed', 'completed → completed (noted elsewhere)'], 'the end once, by its applier; the other change after it');
+      ledger.observe(id);
+      assert.equal(announced.length, 2);
+    } finally {
+      sessions.mutate = mutate;
+      core.dispose();
+    }
+  });
+});

@@ -48,6 +48,14 @@ export class JobLedger extends DisposableBase {
   readonly onDidEndJob = this.ended.event;
   /** What this process last knew of each job, to notice changes other processes made. */
   private readonly known = new Map<string, string>();
+  /**
+   * Changes this process made to a job and has not announced yet (from under its lock until after
+   * the lock, where a change that ends a job frees its session first), by job: a look at the job
+   * meanwhile (`observe`: a duplicate's applier, a watcher) would announce it a second time, so it
+   * waits for them and looks once they are announced.
+   */
+  private readonly unannounced = new Map<string, number>();
+  private readonly lookAgain = new Set<string>();
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -95,7 +103,7 @@ export class JobLedger extends DisposableBase {
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
       if (isTerminal(to) && options.note) next.why = options.note;
       await this.write(next, job, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
-      change = { job: next, previous: job.state };
+      change = this.toAnnounce({ job: next, previous: job.state });
     });
     return this.afterChange(change);
   }
@@ -107,7 +115,7 @@ export class JobLedger extends DisposableBase {
       const job = this.controlPlane.jobs.require(jobId);
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       await this.write(next, job, []);
-      change = { job: next, previous: job.state, patched: true };
+      change = this.toAnnounce({ job: next, previous: job.state, patched: true });
     });
     return (await this.afterChange(change))!;
   }
@@ -120,7 +128,7 @@ export class JobLedger extends DisposableBase {
       if (!when(job)) return;
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       await this.write(next, job, []);
-      change = { job: next, previous: job.state, patched: true };
+      change = this.toAnnounce({ job: next, previous: job.state, patched: true });
     });
     return this.afterChange(change);
   }
@@ -206,6 +214,8 @@ export class JobLedger extends DisposableBase {
           this.announce(change);
           this.applied.fire({ job: next, payload, late: effect.late });
           announced = true;
+        } else {
+          this.toAnnounce(change);
         }
       } finally {
         await landed.catch((err) => this.logger.warn(`job ${job.id}: the record after ${payload.event} seq ${payload.seq} could not be written (${errorMessage(err)}); the audit log has the event, and the record catches up when it comes again`));
@@ -274,9 +284,8 @@ export class JobLedger extends DisposableBase {
    * its fired) and announces the change here too, so this process's supervisor and views follow.
    */
   observe(jobId: string): void {
-    // This process is applying a change to it (its record lands under the job's lock, so no other
-    // process changed it meanwhile): that change is announced by its applier, once.
-    if (this.controlPlane.jobs.isLanding(jobId)) return;
+    // A change this process made is announced by its maker, once; anything else is looked for after.
+    if (this.unannounced.has(jobId)) return void this.lookAgain.add(jobId);
     const job = this.controlPlane.jobs.get(jobId);
     if (!job || this.known.get(jobId) === fingerprint(job)) return;
     const before = this.known.get(jobId)?.split('|')[0];
@@ -287,9 +296,26 @@ export class JobLedger extends DisposableBase {
 
   private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
     if (!change) return undefined;
-    if (endsJob(change)) await this.releaseSession(change.job);
-    this.announce(change);
+    try {
+      if (endsJob(change)) await this.releaseSession(change.job);
+      this.announce(change);
+    } finally {
+      this.announced(change.job.id);
+    }
     return change.job;
+  }
+
+  /** `change`, made under the job's lock, is announced after it (afterChange): `observe` waits for it. */
+  private toAnnounce(change: JobChange): JobChange {
+    this.unannounced.set(change.job.id, (this.unannounced.get(change.job.id) ?? 0) + 1);
+    return change;
+  }
+
+  private announced(jobId: string): void {
+    const left = (this.unannounced.get(jobId) ?? 1) - 1;
+    if (left > 0) return void this.unannounced.set(jobId, left);
+    this.unannounced.delete(jobId);
+    if (this.lookAgain.delete(jobId)) this.observe(jobId);
   }
 
   private announce(change: JobChange): void {

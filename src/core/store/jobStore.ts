@@ -64,11 +64,6 @@ export class JobStore {
   /** Records replaced behind whose file has not landed yet (`replaceBehind`). */
   private readonly landing = new Map<string, JobRecord>();
 
-  /** Whether this process is replacing the job's record behind now (its file has not landed yet). */
-  isLanding(jobId: string): boolean {
-    return this.landing.has(jobId);
-  }
-
   private write(job: JobRecord, options: { durable: boolean }): void {
     const file = this.paths.jobFile(job.id);
     writeFileAtomic(file, `${JSON.stringify(job, null, 2)}\n`, options);
