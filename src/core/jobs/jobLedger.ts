@@ -9,20 +9,11 @@ import { JobOutbox } from '../messaging/outbox';
 import { RejectedMessage, verifySignature, type EventPayload } from '../messaging/protocol';
 import { writeFileAtomic } from '../store/atomicFile';
 import type { AuditEntry } from '../store/auditLog';
-import { isTerminal, JOB_STATES, type JobRecord, type JobState } from '../store/jobSchema';
+import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
 import { readJobToken, writeJobToken } from '../store/jobToken';
+import { endsJob, JobAnnouncer, type JobChange } from './jobAnnouncer';
 import { canTransition, effectOf } from './lifecycle';
 import { errorMessage } from '../base/errors';
-
-export interface JobChange {
-  job: JobRecord;
-  /** The state before the change; null for a job just registered. */
-  previous: JobState | null;
-  /** Fields changed without an event or a state change (delivery, owner): other processes' timers depend on them. */
-  patched?: boolean;
-  /** Registered by this process (not a job it learned of from the disk or the broker). */
-  registered?: boolean;
-}
 
 export type ApplyOutcome =
   | { status: 'applied'; job: JobRecord; late: boolean }
@@ -39,23 +30,12 @@ const DUPLICATE: ApplyOutcome = { status: 'duplicate' };
  * come through here; views and the retained-state publisher listen to `onDidChangeJob`.
  */
 export class JobLedger extends DisposableBase {
-  private readonly changed = this._register(new Emitter<JobChange>());
+  private readonly announcer = this._register(new JobAnnouncer((jobId) => this.controlPlane.jobs.get(jobId)));
   private readonly applied = this._register(new Emitter<{ job: JobRecord; payload: EventPayload; late: boolean }>());
-  private readonly ended = this._register(new Emitter<JobRecord>());
-  readonly onDidChangeJob = this.changed.event;
+  readonly onDidChangeJob = this.announcer.onDidChangeJob;
   readonly onDidApplyEvent = this.applied.event;
   /** A job this process ended (an event, a timer, a cancel applied here): fired in this process only, once per job. */
-  readonly onDidEndJob = this.ended.event;
-  /** What this process last knew of each job, to notice changes other processes made. */
-  private readonly known = new Map<string, string>();
-  /**
-   * Changes this process made to a job and has not announced yet (from under its lock until after
-   * the lock, where a change that ends a job frees its session first), by job: a look at the job
-   * meanwhile (`observe`: a duplicate's applier, a watcher) would announce it a second time, so it
-   * waits for them and looks once they are announced.
-   */
-  private readonly unannounced = new Map<string, number>();
-  private readonly lookAgain = new Set<string>();
+  readonly onDidEndJob = this.announcer.onDidEndJob;
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -78,8 +58,7 @@ export class JobLedger extends DisposableBase {
       await audit.append(job.id, { type: 'transition', at: job.created_at, from: null, to: job.state, reason: job.reason });
       audit.writeStatus(job.id, statusOf(job));
     });
-    this.known.set(job.id, fingerprint(job));
-    this.changed.fire({ job, previous: null, registered: true });
+    this.announcer.announce({ job, previous: null, registered: true });
     return job;
   }
 
@@ -103,7 +82,7 @@ export class JobLedger extends DisposableBase {
       if (isTerminal(to) && !next.finished_at) next.finished_at = now;
       if (isTerminal(to) && options.note) next.why = options.note;
       await this.write(next, job, job.state === to ? [] : [{ type: 'transition', at: now, from: job.state, to, reason, ...(options.note ? { note: options.note } : {}), ...(options.screen ? { screen: options.screen } : {}) }]);
-      change = this.toAnnounce({ job: next, previous: job.state });
+      change = this.announcer.hold({ job: next, previous: job.state });
     });
     return this.afterChange(change);
   }
@@ -115,7 +94,7 @@ export class JobLedger extends DisposableBase {
       const job = this.controlPlane.jobs.require(jobId);
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       await this.write(next, job, []);
-      change = this.toAnnounce({ job: next, previous: job.state, patched: true });
+      change = this.announcer.hold({ job: next, previous: job.state, patched: true });
     });
     return (await this.afterChange(change))!;
   }
@@ -128,7 +107,7 @@ export class JobLedger extends DisposableBase {
       if (!when(job)) return;
       const next = { ...job, ...fields, updated_at: isoOn(this.clock) };
       await this.write(next, job, []);
-      change = this.toAnnounce({ job: next, previous: job.state, patched: true });
+      change = this.announcer.hold({ job: next, previous: job.state, patched: true });
     });
     return this.afterChange(change);
   }
@@ -211,11 +190,11 @@ export class JobLedger extends DisposableBase {
         // hear of it (its retained state message) and read the file then; a job it ends frees its
         // session first (afterChange).
         if (next.state === job.state && !isTerminal(next.state)) {
-          this.announce(change);
+          this.announcer.announce(change);
           this.applied.fire({ job: next, payload, late: effect.late });
           announced = true;
         } else {
-          this.toAnnounce(change);
+          this.announcer.hold(change);
         }
       } finally {
         await landed.catch((err) => this.logger.warn(`job ${job.id}: the record after ${payload.event} seq ${payload.seq} could not be written (${errorMessage(err)}); the audit log has the event, and the record catches up when it comes again`));
@@ -279,49 +258,21 @@ export class JobLedger extends DisposableBase {
     return readJobToken(this.controlPlane.paths, jobId);
   }
 
-  /**
-   * Re-reads a job another process may have changed (it applied an event first, or a timer of
-   * its fired) and announces the change here too, so this process's supervisor and views follow.
-   */
+  /** Announces here a change another process made to the job, if it made one (JobAnnouncer.observe). */
   observe(jobId: string): void {
-    // A change this process made is announced by its maker, once; anything else is looked for after.
-    if (this.unannounced.has(jobId)) return void this.lookAgain.add(jobId);
-    const job = this.controlPlane.jobs.get(jobId);
-    if (!job || this.known.get(jobId) === fingerprint(job)) return;
-    const before = this.known.get(jobId)?.split('|')[0];
-    const previous = JOB_STATES.find((state) => state === before) ?? null;
-    this.known.set(jobId, fingerprint(job));
-    this.changed.fire({ job, previous });
+    this.announcer.observe(jobId);
   }
 
+  /** A change made under the job's lock, told once the lock is let go: a job it ends frees its session first. */
   private async afterChange(change: JobChange | undefined): Promise<JobRecord | undefined> {
     if (!change) return undefined;
     try {
       if (endsJob(change)) await this.releaseSession(change.job);
-      this.announce(change);
+      this.announcer.announce(change);
     } finally {
-      this.announced(change.job.id);
+      this.announcer.release(change.job.id);
     }
     return change.job;
-  }
-
-  /** `change`, made under the job's lock, is announced after it (afterChange): `observe` waits for it. */
-  private toAnnounce(change: JobChange): JobChange {
-    this.unannounced.set(change.job.id, (this.unannounced.get(change.job.id) ?? 0) + 1);
-    return change;
-  }
-
-  private announced(jobId: string): void {
-    const left = (this.unannounced.get(jobId) ?? 1) - 1;
-    if (left > 0) return void this.unannounced.set(jobId, left);
-    this.unannounced.delete(jobId);
-    if (this.lookAgain.delete(jobId)) this.observe(jobId);
-  }
-
-  private announce(change: JobChange): void {
-    this.known.set(change.job.id, fingerprint(change.job));
-    this.changed.fire(change);
-    if (endsJob(change)) this.ended.fire(change.job);
   }
 
   /** A finished job no longer holds its session: the next one may be delivered. */
@@ -352,15 +303,6 @@ export class JobLedger extends DisposableBase {
     writeFileAtomic(file, payload.report!.content);
     return file;
   }
-}
-
-/** A change that finishes the job (not a late event of one already finished). */
-function endsJob(change: JobChange): boolean {
-  return isTerminal(change.job.state) && !(change.previous && isTerminal(change.previous));
-}
-
-function fingerprint(job: JobRecord): string {
-  return `${job.state}|${job.seq}|${job.last_event_at ?? ''}|${job.updated_at}`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { systemClock, unrefTimer, type Clock } from '../base/clock';
 import { ExitCode, UsageError } from '../base/errors';
 import { checkId } from '../base/ids';
 import { isTerminal, type JobRecord, type JobState } from '../store/jobSchema';
-import type { JobChange } from './jobLedger';
+import type { JobChange } from './jobAnnouncer';
 import type { JobEngine } from './jobEngine';
 import { exitCodeOf } from './submit';
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { JobChange } from '../../core/jobs/jobLedger';
+import type { JobChange } from '../../core/jobs/jobAnnouncer';
 import { jobVersion, type JobRecord } from '../../core/store/jobSchema';
 
 /** Where a folder's job changes come from: its core's `jobService.onDidChange`. */

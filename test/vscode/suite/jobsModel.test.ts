@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { newJobId } from '../../../src/core/base/ids';
-import type { JobChange } from '../../../src/core/jobs/jobLedger';
+import type { JobChange } from '../../../src/core/jobs/jobAnnouncer';
 import type { JobRecord } from '../../../src/core/store/jobSchema';
 import { publishJobEvent } from '../../../src/core/messaging/publisher';
 import type { MamApi } from '../../../src/extension';
